@@ -1,0 +1,1 @@
+"""Telegram layer (python-telegram-bot v22)."""

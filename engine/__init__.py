@@ -1,0 +1,1 @@
+"""Durak rules engine: pure, synchronous, deterministic given a seed."""

@@ -1,0 +1,1 @@
+"""Database boundary: repositories over SQLite (aiosqlite)."""
