@@ -1,1 +1,86 @@
-"""Durak rules engine: pure, synchronous, deterministic given a seed."""
+"""Durak rules engine: pure, synchronous, deterministic given a seed.
+
+The one place the rules of RULES.md live. No I/O, no Telegram.
+"""
+
+from engine.actions import (
+    Action,
+    Attack,
+    Defend,
+    ExchangeTrump,
+    Pass,
+    Redeal,
+    Resign,
+    ShowTrump,
+    Take,
+    Transfer,
+    parse_action,
+)
+from engine.cards import ALL_CARDS, Card, Suit, deck, format_cards, parse_cards
+from engine.errors import ErrorCode, IllegalMove
+from engine.events import (
+    Attacked,
+    BeatenOff,
+    BoutStarted,
+    Defended,
+    Drew,
+    Event,
+    GameOver,
+    Outcome,
+    Passed,
+    PickedUp,
+    PlayerOut,
+    Redealt,
+    Resigned,
+    TakeDeclared,
+    Transferred,
+    TrumpExchanged,
+)
+from engine.game import FORMAT_VERSION, Game
+from engine.players import RandomPlayer
+from engine.rules import PRESETS, Rules
+from engine.view import GameView
+
+__all__ = [
+    "ALL_CARDS",
+    "FORMAT_VERSION",
+    "PRESETS",
+    "Action",
+    "Attack",
+    "Attacked",
+    "BeatenOff",
+    "BoutStarted",
+    "Card",
+    "Defend",
+    "Defended",
+    "Drew",
+    "ErrorCode",
+    "Event",
+    "ExchangeTrump",
+    "Game",
+    "GameOver",
+    "GameView",
+    "IllegalMove",
+    "Outcome",
+    "Pass",
+    "Passed",
+    "PickedUp",
+    "PlayerOut",
+    "RandomPlayer",
+    "Redeal",
+    "Redealt",
+    "Resign",
+    "Resigned",
+    "Rules",
+    "ShowTrump",
+    "Suit",
+    "Take",
+    "TakeDeclared",
+    "Transfer",
+    "Transferred",
+    "TrumpExchanged",
+    "deck",
+    "format_cards",
+    "parse_action",
+    "parse_cards",
+]

@@ -1,0 +1,138 @@
+"""What a player can do: small frozen values that print and parse.
+
+`str(Defend(Card.parse("7♠"), Card.parse("9♠"))) == "defend 7♠ 9♠"` and
+`parse_action("defend 7♠ 9♠")` gives the action back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from engine.cards import Card
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Base class of every action."""
+
+    verb: ClassVar[str] = ""
+
+    def __str__(self) -> str:
+        return self.verb
+
+    @staticmethod
+    def parse(text: str) -> Action:
+        return parse_action(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Attack(Action):
+    """Play `card` onto the table: the opening card of a bout or a throw-in (R8, R9)."""
+
+    card: Card
+    verb: ClassVar[str] = "attack"
+
+    def __str__(self) -> str:
+        return f"attack {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class Defend(Action):
+    """Cover the unbeaten attack card `attack` with `card` (R11)."""
+
+    attack: Card
+    card: Card
+    verb: ClassVar[str] = "defend"
+
+    def __str__(self) -> str:
+        return f"defend {self.attack} {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer(Action):
+    """Pass the bout on by adding a card of the attacked rank (R14)."""
+
+    card: Card
+    verb: ClassVar[str] = "transfer"
+
+    def __str__(self) -> str:
+        return f"transfer {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShowTrump(Action):
+    """Pass the bout on by showing, not playing, the trump of the attacked rank (R14)."""
+
+    card: Card
+    verb: ClassVar[str] = "show"
+
+    def __str__(self) -> str:
+        return f"show {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class Take(Action):
+    """The defender gives up the bout and will pick up the table (R13)."""
+
+    verb: ClassVar[str] = "take"
+
+
+@dataclass(frozen=True, slots=True)
+class Pass(Action):
+    """An attacker adds nothing more until a new card is played (R9, R12)."""
+
+    verb: ClassVar[str] = "pass"
+
+
+@dataclass(frozen=True, slots=True)
+class Resign(Action):
+    """Give up: the player is the durak and the game ends (R18)."""
+
+    verb: ClassVar[str] = "resign"
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeTrump(Action):
+    """Swap the lowest trump of the deck for the face-up trump (R19)."""
+
+    verb: ClassVar[str] = "exchange"
+
+
+@dataclass(frozen=True, slots=True)
+class Redeal(Action):
+    """Ask for a new deal with a flush of five or more cards and no trump (R6)."""
+
+    verb: ClassVar[str] = "redeal"
+
+
+TAKE = Take()
+PASS = Pass()
+RESIGN = Resign()
+EXCHANGE_TRUMP = ExchangeTrump()
+REDEAL = Redeal()
+
+_SIMPLE: dict[str, Action] = {a.verb: a for a in (TAKE, PASS, RESIGN, EXCHANGE_TRUMP, REDEAL)}
+_ONE_CARD: dict[str, type[Attack] | type[Transfer] | type[ShowTrump]] = {
+    "attack": Attack,
+    "transfer": Transfer,
+    "show": ShowTrump,
+}
+
+
+def parse_action(text: str) -> Action:
+    """Inverse of `str(action)`. Raises `ValueError` naming the input when malformed."""
+    words = text.split() if isinstance(text, str) else []
+    if not words:
+        raise ValueError(f"not an action: {text!r}")
+    verb, args = words[0].lower(), words[1:]
+    try:
+        if verb in _SIMPLE and not args:
+            return _SIMPLE[verb]
+        if verb in _ONE_CARD and len(args) == 1:
+            return _ONE_CARD[verb](Card.parse(args[0]))
+        if verb == "defend" and len(args) == 2:
+            return Defend(Card.parse(args[0]), Card.parse(args[1]))
+    except ValueError:
+        pass
+    raise ValueError(f"not an action: {text!r}")

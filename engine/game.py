@@ -1,0 +1,965 @@
+"""The Durak state machine.
+
+`Game` holds one game. `legal_actions(player)` is the single source of truth for
+what a player may do; `apply(player, action)` verifies an action by the same
+rules (each rule lives in one `_check_*`/`_can_*` method, citing its rule id),
+changes the state and returns the public events. An illegal action raises
+`IllegalMove` before anything changes.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from engine.actions import (
+    EXCHANGE_TRUMP,
+    PASS,
+    REDEAL,
+    RESIGN,
+    TAKE,
+    Action,
+    Attack,
+    Defend,
+    ExchangeTrump,
+    Pass,
+    Redeal,
+    Resign,
+    ShowTrump,
+    Take,
+    Transfer,
+    parse_action,
+)
+from engine.cards import ALL_CARDS, Card, Suit, parse_cards, parse_suit, shuffled_deck
+from engine.errors import ErrorCode, IllegalMove
+from engine.events import (
+    Attacked,
+    BeatenOff,
+    BoutStarted,
+    Defended,
+    Drew,
+    Event,
+    GameOver,
+    Outcome,
+    Passed,
+    PickedUp,
+    PlayerOut,
+    Redealt,
+    Resigned,
+    TakeDeclared,
+    Transferred,
+    TrumpExchanged,
+)
+from engine.rules import MAX_BOUT_CARDS, Rules
+from engine.view import GameView
+
+FORMAT_VERSION: Final = 1
+
+# Actions are values; the common ones are built once and shared.
+_ATTACKS: Final = tuple(Attack(c) for c in ALL_CARDS)
+_TRANSFERS: Final = tuple(Transfer(c) for c in ALL_CARDS)
+_SHOWS: Final = tuple(ShowTrump(c) for c in ALL_CARDS)
+_DEFENDS: dict[int, Defend] = {}
+
+
+def _defend(attack: Card, card: Card) -> Defend:
+    key = attack.index * 64 + card.index
+    action = _DEFENDS.get(key)
+    if action is None:
+        action = _DEFENDS[key] = Defend(attack, card)
+    return action
+
+
+def _illegal(code: ErrorCode, message: str) -> IllegalMove:
+    return IllegalMove(code, message)
+
+
+class Game:
+    """One game of Durak. Build with `Game.new`, `Game.from_position` or `Game.from_dict`."""
+
+    __slots__ = (
+        "_active",
+        "_attacks",
+        "_bouts",
+        "_defences",
+        "_discard",
+        "_elig",
+        "_hands",
+        "_history",
+        "_legal_cache",
+        "_limit",
+        "_out",
+        "_outcome",
+        "_passed",
+        "_previous_durak",
+        "_rank_mask",
+        "_shown",
+        "_sort_key",
+        "_stock",
+        "_to_act",
+        "_took",
+        "attacker",
+        "bout_opener",
+        "deal_number",
+        "defender",
+        "first_bout",
+        "players",
+        "rules",
+        "seed",
+        "trump_card",
+        "trump_suit",
+    )
+
+    rules: Rules
+    players: tuple[str, ...]
+    seed: int | None
+    deal_number: int
+    trump_card: Card | None
+    trump_suit: Suit
+    attacker: str
+    defender: str
+    bout_opener: str
+    first_bout: bool
+    _hands: dict[str, list[Card]]
+    _stock: list[Card]  # face down, top at the end; the face-up trump at index 0
+    _discard: list[Card]
+    _out: list[tuple[str, ...]]
+    _active: list[str]
+    _attacks: list[Card]
+    _defences: list[Card | None]
+    _rank_mask: int  # bit r set when rank r lies on the table (R8)
+    _limit: int
+    _took: bool
+    _passed: set[str]
+    _shown: set[Card]
+    _history: list[tuple[str, Action]]
+    _bouts: int
+    _outcome: Outcome | None
+    _legal_cache: dict[str, list[Action]]
+    _to_act: frozenset[str] | None
+    _elig: tuple[str, ...]
+    _previous_durak: str | None
+    _sort_key: Callable[[Card], int]
+
+    def __init__(self) -> None:
+        raise TypeError("use Game.new, Game.from_position or Game.from_dict")
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def _blank(cls, players: Sequence[str], rules: Rules) -> Game:
+        game = object.__new__(cls)
+        players = tuple(players)
+        if len(set(players)) != len(players):
+            raise ValueError(f"player ids must be unique: {list(players)}")
+        if not all(isinstance(p, str) and p for p in players):
+            raise ValueError(f"player ids must be non-empty strings: {list(players)}")
+        rules.check_players(len(players))
+        game.rules = rules
+        game.players = players
+        game.seed = None
+        game.deal_number = 0
+        game._previous_durak = None
+        game._hands = {p: [] for p in players}
+        game._stock = []
+        game._discard = []
+        game._out = []
+        game._active = list(players)
+        game._attacks = []
+        game._defences = []
+        game._rank_mask = 0
+        game._limit = 0
+        game._took = False
+        game._passed = set()
+        game._shown = set()
+        game._history = []
+        game._bouts = 0
+        game._outcome = None
+        game._legal_cache = {}
+        game._to_act = None
+        game._elig = ()
+        game.first_bout = True
+        return game
+
+    def _set_trump(self, suit: Suit, card: Card | None) -> None:
+        self.trump_suit = suit
+        self.trump_card = card
+        keys = [c.index + (64 if c.suit is suit else 0) for c in ALL_CARDS]
+        self._sort_key = lambda c: keys[c.index]  # trumps last
+
+    @classmethod
+    def new(
+        cls,
+        players: Sequence[str],
+        rules: Rules | None = None,
+        seed: int | None = None,
+        previous_durak: str | None = None,
+    ) -> Game:
+        """Deal a new game (R3-R5). Same players, rules and seed give the same game.
+
+        `previous_durak` is the durak of the chat's previous game, for `series_start` (R5).
+        """
+        game = cls._blank(players, rules or Rules())
+        game.seed = secrets.randbits(63) if seed is None else seed
+        game._previous_durak = previous_durak if previous_durak in game.players else None
+        game._deal()
+        return game
+
+    def _deal_rng(self) -> random.Random:
+        return random.Random(f"durak:{self.seed}:{self.deal_number}")
+
+    def _deal(self) -> None:
+        """R4 deal and trump, R5 first attacker; redeal while nobody holds a trump (R5)."""
+        rules = self.rules
+        while True:
+            rng = self._deal_rng()
+            cards = shuffled_deck(rules.deck_size, rng)  # top first
+            n, size = len(self.players), rules.hand_size
+            for i, p in enumerate(self.players):
+                self._hands[p] = cards[i * size : (i + 1) * size]
+            rest = cards[n * size :]
+            if rest:
+                trump = rest[0]  # turned face up, laid under the stock: drawn last
+                self._stock = [trump, *reversed(rest[1:])]  # internal: top at the end
+            else:  # R4: six players with 36 cards, the last card dealt shows trump
+                trump = cards[-1]
+                self._stock = []
+            self._set_trump(trump.suit, trump)
+            first = self._first_attacker(rng)
+            if first is not None:
+                break
+            self.deal_number += 1
+        self._start_bout(first)
+
+    def _first_attacker(self, rng: random.Random) -> str | None:
+        """R5: series start, else the holder of the lowest trump, else redeal or random."""
+        prev = self._previous_durak
+        if prev is not None and self.rules.series_start != "lowest_trump":
+            seat = self.players.index(prev)
+            n = len(self.players)
+            if self.rules.series_start == "attack_durak":
+                return self.players[(seat - 1) % n]
+            return self.players[(seat + 1) % n]
+        best: tuple[int, str] | None = None
+        for p in self.players:
+            for c in self._hands[p]:
+                if c.suit is self.trump_suit and (best is None or c.rank < best[0]):
+                    best = (c.rank, p)
+        if best is not None:
+            return best[1]
+        if self.rules.no_trump_start == "random":
+            return rng.choice(self.players)
+        return None
+
+    @classmethod
+    def from_position(
+        cls,
+        hands: Mapping[str, Sequence[Card | str] | str],
+        trump: Card | str,
+        stock: Sequence[Card | str] | str = (),
+        attacker: str | None = None,
+        rules: Rules | None = None,
+        first_bout: bool = True,
+        discard: Sequence[Card | str] | str = (),
+    ) -> Game:
+        """A position for tests and puzzles, at the start of a bout.
+
+        `hands` maps player id to cards in seat order; `trump` is the face-up card under
+        the stock (drawn last) or a bare suit once it has been drawn; `stock` lists the
+        face-down cards, top first. Players with no cards while the stock is empty are out.
+        """
+        rules = rules or Rules()
+        game = cls._blank(list(hands), rules)
+        parsed = {p: parse_cards(h) for p, h in hands.items()}
+        stock_cards = parse_cards(stock)
+        discard_cards = parse_cards(discard)
+        trump_card: Card | None
+        if isinstance(trump, Card):
+            trump_card = trump
+        else:
+            try:
+                trump_card = Card.parse(trump)
+            except ValueError:
+                trump_card = None
+        if trump_card is not None:
+            game._set_trump(trump_card.suit, trump_card)
+            in_stock = [*stock_cards, trump_card]
+        else:
+            game._set_trump(parse_suit(str(trump)), None)
+            if stock_cards:
+                raise ValueError("a stock needs the face-up trump card under it, not a bare suit")
+            in_stock = []
+        every = [c for h in parsed.values() for c in h] + in_stock + discard_cards
+        if len(set(every)) != len(every):
+            raise ValueError("a card appears twice in the position")
+        low = rules.lowest_rank
+        if any(c.rank < low for c in every):
+            raise ValueError(f"a card is not in the {rules.deck_size}-card deck")
+        for p, h in parsed.items():
+            game._hands[p] = list(h)
+        game._stock = list(reversed(in_stock))
+        game._discard = discard_cards
+        game.first_bout = first_bout
+        if not game._stock:
+            empty = tuple(p for p in game.players if not game._hands[p])
+            if empty:
+                game._out.append(empty)
+                game._active = [p for p in game.players if p not in empty]
+        if len(game._active) < 2:
+            raise ValueError("a position needs at least two players holding cards")
+        if attacker is None:
+            attacker = game._active[0]
+        if attacker not in game._active:
+            raise ValueError(f"attacker {attacker!r} is not an active player")
+        game._start_bout(attacker)
+        return game
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def active_players(self) -> tuple[str, ...]:
+        """Players still holding cards (or able to draw), in seat order."""
+        return tuple(self._active)
+
+    def hand(self, player: str) -> tuple[Card, ...]:
+        """The player's cards: by suit and rank, trumps last.
+
+        (Internally a hand keeps the order its cards came in, which `to_dict` keeps too,
+        so that a restored game offers its legal actions in the same order.)"""
+        try:
+            return tuple(sorted(self._hands[player], key=self._sort_key))
+        except KeyError:
+            raise _illegal(ErrorCode.UNKNOWN_PLAYER, f"no player {player!r}") from None
+
+    @property
+    def table(self) -> list[tuple[Card, Card | None]]:
+        """The bout's cards as (attack, defence or None), in play order."""
+        return list(zip(self._attacks, self._defences, strict=True))
+
+    @property
+    def stock_size(self) -> int:
+        """Face-down cards plus the face-up trump while it is there."""
+        return len(self._stock)
+
+    @property
+    def discard_size(self) -> int:
+        return len(self._discard)
+
+    @property
+    def discard(self) -> tuple[Card, ...]:
+        """The beaten-off cards: public, since they lay on the table."""
+        return tuple(self._discard)
+
+    @property
+    def limit(self) -> int:
+        """The most attack cards this bout may hold (R10, R14)."""
+        return self._limit
+
+    @property
+    def defender_took(self) -> bool:
+        return self._took
+
+    @property
+    def passed(self) -> frozenset[str]:
+        return frozenset(self._passed)
+
+    @property
+    def is_over(self) -> bool:
+        return self._outcome is not None
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self._outcome
+
+    @property
+    def durak(self) -> str | None:
+        return self._outcome.durak if self._outcome else None
+
+    @property
+    def history(self) -> tuple[tuple[str, Action], ...]:
+        return tuple(self._history)
+
+    @property
+    def move_number(self) -> int:
+        """How many actions were applied: a counter that changes with every move."""
+        return len(self._history)
+
+    @property
+    def bouts(self) -> int:
+        """Bouts finished so far."""
+        return self._bouts
+
+    @property
+    def out_order(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(self._out)
+
+    @property
+    def to_act(self) -> frozenset[str]:
+        """The players the game waits for (see "How the engine reads these rules")."""
+        cached = self._to_act
+        if cached is None:
+            if self._outcome is not None:
+                cached = frozenset()
+            elif not self._attacks:
+                cached = frozenset((self.attacker,))
+            elif not self._took and None in self._defences:
+                cached = frozenset((self.defender,))
+            else:
+                cached = frozenset(self._waiting_attackers())
+            self._to_act = cached
+        return cached
+
+    # ------------------------------------------------------------------ rules
+
+    def _compute_eligible(self) -> tuple[str, ...]:
+        """R9: who may throw in to this bout (fixed until the bout ends or is transferred)."""
+        active, defender = self._active, self.defender
+        mode = self.rules.throw_in
+        if mode == "all" or (mode == "neighbours_at_5" and len(active) <= 4):
+            return tuple([p for p in active if p != defender])
+        i, n = active.index(defender), len(active)
+        before, after = active[(i - 1) % n], active[(i + 1) % n]
+        return (before,) if before == after else (before, after)
+
+    def _eligible(self) -> tuple[str, ...]:
+        return self._elig
+
+    def _can_add(self, player: str) -> bool:
+        """R8, R10: the player holds a card of a rank on the table and the limit allows one."""
+        if len(self._attacks) >= self._limit:
+            return False
+        mask = self._rank_mask
+        for c in self._hands[player]:  # noqa: SIM110 - a plain loop is faster than any()
+            if mask >> c.rank & 1:
+                return True
+        return False
+
+    def _waiting_attackers(self) -> list[str]:
+        """Eligible attackers who have not passed and could add a card (R9, R12, R13)."""
+        if len(self._attacks) >= self._limit:
+            return []
+        passed = self._passed
+        return [p for p in self._elig if p not in passed and self._can_add(p)]
+
+    def _next_active(self, player: str) -> str:
+        """The next active player clockwise after `player`'s seat (R7); `player` may be out."""
+        active = self._active
+        if player in active:
+            return active[(active.index(player) + 1) % len(active)]
+        seat, n = self.players.index(player), len(self.players)
+        for step in range(1, n + 1):
+            p = self.players[(seat + step) % n]
+            if p in active:
+                return p
+        raise AssertionError("no active player")
+
+    def _unbeaten(self) -> bool:
+        return None in self._defences
+
+    def _can_exchange(self, player: str) -> bool:
+        """R19: the holder of the deck's lowest trump swaps it for the face-up trump."""
+        if not self.rules.trump_exchange or not self._stock or self.trump_card is None:
+            return False
+        low = Card(self.rules.lowest_rank, self.trump_suit)
+        return self._stock[0] is self.trump_card and low in self._hands[player]
+
+    def _can_redeal(self, player: str) -> bool:
+        """R6: before the first attack, five or more of one suit and no trump."""
+        if not self.rules.redeal_on_flush or self._bouts or self._attacks:
+            return False
+        hand = self._hands[player]
+        trump = self.trump_suit
+        if any(c.suit is trump for c in hand):
+            return False
+        counts: dict[Suit, int] = {}
+        for c in hand:
+            counts[c.suit] = counts.get(c.suit, 0) + 1
+        return max(counts.values(), default=0) >= 5
+
+    def _transfer_target_ok(self, adds: int) -> bool:
+        """R14: the next player must hold as many cards as the attack cards would number."""
+        target = self._next_active(self.defender)
+        count = len(self._attacks) + adds
+        return len(self._hands[target]) >= count and count <= self._cap()
+
+    def _cap(self) -> int:
+        """R10: five (or six) until the first discard, six after."""
+        return self.rules.first_bout_limit if self.first_bout else MAX_BOUT_CARDS
+
+    def _transfer_open(self) -> bool:
+        """R14: a transfer is possible only while no attack card of the bout is beaten."""
+        return bool(self._attacks) and not self._took and all(d is None for d in self._defences)
+
+    # ------------------------------------------------------------------ legal actions
+
+    def legal_actions(self, player: str) -> list[Action]:
+        """Every action `player` may take now; empty when none."""
+        cached = self._legal_cache.get(player)
+        if cached is None:
+            cached = self._legal_cache[player] = self._compute_legal(player)
+        return list(cached)
+
+    def _compute_legal(self, player: str) -> list[Action]:
+        if self._outcome is not None or player not in self._hands or player not in self._active:
+            return []
+        hand = self._hands[player]
+        out: list[Action] = []
+        if player == self.defender:
+            if self._attacks and not self._took and None in self._defences:
+                trump = self.trump_suit
+                for a, d in zip(self._attacks, self._defences, strict=True):
+                    if d is None:
+                        a_suit, a_rank = a.suit, a.rank
+                        for c in hand:  # R2, inlined from Card.beats for speed
+                            if (c.suit is a_suit and c.rank > a_rank) or (
+                                c.suit is trump and a_suit is not trump
+                            ):
+                                out.append(_defend(a, c))
+                if self.rules.transfer and self._transfer_open():
+                    rank = self._attacks[0].rank
+                    if self._transfer_target_ok(1):
+                        out.extend(_TRANSFERS[c.index] for c in hand if c.rank == rank)
+                    if self.rules.transfer_by_showing_trump and self._transfer_target_ok(0):
+                        out.extend(
+                            _SHOWS[c.index]
+                            for c in hand
+                            if c.rank == rank and c.suit is trump and c not in self._shown
+                        )
+                out.append(TAKE)
+        elif not self._attacks:
+            if player == self.attacker:
+                out.extend(_ATTACKS[c.index] for c in hand)
+        elif player not in self._passed and player in self._elig and self._can_add(player):
+            mask = self._rank_mask
+            out.extend(_ATTACKS[c.index] for c in hand if mask >> c.rank & 1)
+            if self._took or None not in self._defences:
+                out.append(PASS)
+        if self._can_exchange(player):
+            out.append(EXCHANGE_TRUMP)
+        if self._can_redeal(player):
+            out.append(REDEAL)
+        out.append(RESIGN)
+        return out
+
+    def is_legal(self, player: str, action: Action) -> bool:
+        return action in self.legal_actions(player)
+
+    # ------------------------------------------------------------------ applying
+
+    def apply(self, player: str, action: Action) -> list[Event]:
+        """Apply `player`'s `action` and return what happened.
+
+        Raises `IllegalMove` (state unchanged) when the rules do not allow it.
+        """
+        self._check_player(player)
+        handler = _HANDLERS.get(type(action))
+        if handler is None:
+            raise TypeError(f"not an action: {action!r}")
+        events: list[Event] = []
+        handler(self, player, action, events)
+        self._history.append((player, action))
+        self._legal_cache.clear()
+        self._to_act = None
+        if self._outcome is None:
+            self._settle(events)
+        return events
+
+    def _check_player(self, player: str) -> None:
+        if self._outcome is not None:
+            raise _illegal(ErrorCode.GAME_OVER, "the game is over")
+        if player not in self._hands:
+            raise _illegal(ErrorCode.UNKNOWN_PLAYER, f"{player!r} does not play in this game")
+        if player not in self._active:
+            raise _illegal(ErrorCode.PLAYER_OUT, f"{player!r} is out of the game")
+
+    def _require_card(self, player: str, card: Card) -> None:
+        if card not in self._hands[player]:
+            raise _illegal(ErrorCode.CARD_NOT_IN_HAND, f"{card} is not in {player}'s hand")
+
+    def _play_attack(self, player: str, action: Attack, events: list[Event]) -> None:
+        card = action.card
+        if player == self.defender:
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, "the defender cannot attack")
+        if not self._attacks:
+            if player != self.attacker:
+                raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{self.attacker} opens this bout")
+        elif player in self._passed or player not in self._eligible():
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} may not throw in now")
+        self._require_card(player, card)
+        if self._attacks and not self._rank_mask >> card.rank & 1:
+            raise _illegal(ErrorCode.RANK_NOT_ON_TABLE, f"no {card.rank_name} on the table")
+        if len(self._attacks) >= self._limit:
+            raise _illegal(ErrorCode.LIMIT_REACHED, f"the bout holds {self._limit} cards at most")
+        self._hands[player].remove(card)
+        self._attacks.append(card)
+        self._defences.append(None)
+        self._rank_mask |= 1 << card.rank
+        self._passed.clear()
+        events.append(Attacked(player, card))
+
+    def _play_defend(self, player: str, action: Defend, events: list[Event]) -> None:
+        attack, card = action.attack, action.card
+        if player != self.defender or self._took:
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending now")
+        self._require_card(player, card)
+        try:
+            i = next(
+                i
+                for i, (a, d) in enumerate(zip(self._attacks, self._defences, strict=True))
+                if a is attack and d is None
+            )
+        except StopIteration:
+            raise _illegal(ErrorCode.NO_SUCH_ATTACK, f"{attack} is not an open attack") from None
+        if not card.beats(attack, self.trump_suit):
+            raise _illegal(ErrorCode.DOES_NOT_BEAT, f"{card} does not beat {attack}")
+        self._hands[player].remove(card)
+        self._defences[i] = card
+        self._rank_mask |= 1 << card.rank
+        self._passed.clear()
+        events.append(Defended(player, attack, card))
+
+    def _check_transfer(self, player: str, card: Card, adds: int) -> None:
+        if player != self.defender or self._took:
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending now")
+        if not self.rules.transfer or (adds == 0 and not self.rules.transfer_by_showing_trump):
+            raise _illegal(ErrorCode.TRANSFER_NOT_ALLOWED, "transfers are off in these rules")
+        self._require_card(player, card)
+        if not self._transfer_open():
+            raise _illegal(ErrorCode.TRANSFER_NOT_ALLOWED, "a card is already beaten")
+        if card.rank != self._attacks[0].rank:
+            raise _illegal(ErrorCode.RANK_NOT_ON_TABLE, f"{card} is not of the attacked rank")
+        if adds == 0 and (card.suit is not self.trump_suit or card in self._shown):
+            raise _illegal(
+                ErrorCode.TRANSFER_NOT_ALLOWED, f"{card} cannot be shown to transfer now"
+            )
+        if not self._transfer_target_ok(adds):
+            raise _illegal(
+                ErrorCode.TRANSFER_NOT_ALLOWED,
+                f"{self._next_active(self.defender)} holds too few cards to take a transfer",
+            )
+
+    def _do_transfer(self, player: str, card: Card, shown: bool, events: list[Event]) -> None:
+        """R14: the bout passes to the next active player; the transferrer attacks."""
+        target = self._next_active(player)
+        self.attacker = player
+        self.defender = target
+        self._limit = min(self._cap(), len(self._hands[target]))
+        self._elig = self._compute_eligible()
+        self._passed.clear()
+        events.append(Transferred(player, card, target, shown))
+
+    def _play_transfer(self, player: str, action: Transfer, events: list[Event]) -> None:
+        card = action.card
+        self._check_transfer(player, card, 1)
+        self._hands[player].remove(card)
+        self._attacks.append(card)
+        self._defences.append(None)
+        self._do_transfer(player, card, False, events)
+
+    def _play_show(self, player: str, action: ShowTrump, events: list[Event]) -> None:
+        card = action.card
+        self._check_transfer(player, card, 0)
+        self._shown.add(card)
+        self._do_transfer(player, card, True, events)
+
+    def _play_take(self, player: str, action: Take, events: list[Event]) -> None:
+        if player != self.defender:
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending")
+        if self._took or None not in self._defences:
+            raise _illegal(ErrorCode.CANNOT_TAKE, "there is no open attack to take")
+        self._took = True
+        self._passed.clear()
+        events.append(TakeDeclared(player))
+
+    def _play_pass(self, player: str, action: Pass, events: list[Event]) -> None:
+        if player == self.defender or player not in self._eligible():
+            raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not attacking")
+        if not self._attacks:
+            raise _illegal(ErrorCode.CANNOT_PASS, "the bout must be opened with a card")
+        if not self._took and None in self._defences:
+            raise _illegal(ErrorCode.CANNOT_PASS, "the defender is still to move")
+        if player in self._passed or not self._can_add(player):
+            raise _illegal(ErrorCode.CANNOT_PASS, f"{player} has nothing to pass on")
+        self._passed.add(player)
+        events.append(Passed(player))
+
+    def _play_resign(self, player: str, action: Resign, events: list[Event]) -> None:
+        """R18: the resigning player is the durak; the game ends."""
+        events.append(Resigned(player))
+        self._finish(events, durak=player, resigned=player)
+
+    def _play_exchange(self, player: str, action: ExchangeTrump, events: list[Event]) -> None:
+        if not self._can_exchange(player):
+            raise _illegal(ErrorCode.EXCHANGE_NOT_ALLOWED, f"{player} cannot exchange the trump")
+        low = Card(self.rules.lowest_rank, self.trump_suit)
+        face_up = self._stock[0]
+        hand = self._hands[player]
+        hand[hand.index(low)] = face_up
+        self._stock[0] = low
+        self.trump_card = low
+        events.append(TrumpExchanged(player, low, face_up))
+
+    def _play_redeal(self, player: str, action: Redeal, events: list[Event]) -> None:
+        if not self._can_redeal(player):
+            raise _illegal(ErrorCode.REDEAL_NOT_ALLOWED, f"{player} cannot ask for a new deal")
+        if self.seed is None:  # a hand-built position has no deal to repeat
+            raise _illegal(ErrorCode.REDEAL_NOT_ALLOWED, "this position was not dealt")
+        self.deal_number += 1
+        events.append(Redealt(player))
+        self._deal()
+        events.append(BoutStarted(self.attacker, self.defender))
+
+    # ------------------------------------------------------------------ bout flow
+
+    def _settle(self, events: list[Event]) -> None:
+        """Close the bout when nobody can or will add (R9, R12, R13)."""
+        if not self._attacks:
+            return
+        if self._took:
+            if not self._waiting_attackers():
+                self._end_bout(events, beaten=False)
+        elif None not in self._defences and (
+            not self._hands[self.defender] or not self._waiting_attackers()
+        ):
+            self._end_bout(events, beaten=True)
+
+    def _end_bout(self, events: list[Event], *, beaten: bool) -> None:
+        defender = self.defender
+        cards = tuple(self._attacks + [d for d in self._defences if d is not None])
+        if beaten:  # R12
+            self._discard.extend(cards)
+            self.first_bout = False
+            events.append(BeatenOff(cards))
+        else:  # R13
+            self._hands[defender].extend(cards)
+            events.append(PickedUp(defender, cards))
+        self._attacks.clear()
+        self._defences.clear()
+        self._rank_mask = 0
+        self._bouts += 1
+        self._draw(events)
+        self._check_out(events)
+        if len(self._active) <= 1:
+            durak = self._active[0] if self._active else None
+            self._finish(events, durak=durak, resigned=None)
+            return
+        if beaten:
+            nxt = defender if defender in self._active else self._next_active(defender)
+        else:
+            nxt = self._next_active(defender)
+        self._start_bout(nxt)
+        events.append(BoutStarted(self.attacker, self.defender))
+
+    def _draw(self, events: list[Event]) -> None:
+        """R15: from the bout's opener clockwise, the defender last; each draws fully."""
+        stock = self._stock
+        if not stock:
+            return
+        size = self.rules.hand_size
+        active, defender = self._active, self.defender
+        start = active.index(self.bout_opener) if self.bout_opener in active else 0
+        order = [p for p in active[start:] + active[:start] if p != defender]
+        order.append(defender)
+        for p in order:
+            hand = self._hands[p]
+            want = size - len(hand)
+            if want <= 0:
+                continue
+            got = min(want, len(stock))
+            hand.extend(stock[: -got - 1 : -1])  # from the top of the stock
+            del stock[-got:]
+            events.append(Drew(p, got))
+            if not stock:
+                break
+
+    def _check_out(self, events: list[Event]) -> None:
+        """R16: once the stock is empty, a player with no cards is out."""
+        if self._stock:
+            return
+        gone = tuple(p for p in self._active if not self._hands[p])
+        if gone:
+            self._out.append(gone)
+            self._active = [p for p in self._active if p not in gone]
+            events.extend(PlayerOut(p) for p in gone)
+
+    def _start_bout(self, attacker: str) -> None:
+        self.attacker = attacker
+        self.bout_opener = attacker
+        active = self._active
+        self.defender = defender = active[(active.index(attacker) + 1) % len(active)]
+        cap = self.rules.first_bout_limit if self.first_bout else MAX_BOUT_CARDS
+        self._limit = min(cap, len(self._hands[defender]))
+        self._elig = self._compute_eligible()
+        self._took = False
+        self._passed.clear()
+        self._shown.clear()
+        self._legal_cache.clear()
+        self._to_act = None
+
+    def _finish(self, events: list[Event], *, durak: str | None, resigned: str | None) -> None:
+        """R17, R18."""
+        self._outcome = Outcome(
+            durak=durak,
+            draw=durak is None,
+            resigned=resigned,
+            out_order=tuple(self._out),
+            bouts=self._bouts,
+        )
+        self._legal_cache.clear()
+        self._to_act = None
+        events.append(GameOver(self._outcome))
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, player: str | None = None) -> GameView:
+        """What `player` may see (own hand, counts, table, trump, stock); `None`: the public."""
+        if player is not None and player not in self._hands:
+            raise _illegal(ErrorCode.UNKNOWN_PLAYER, f"no player {player!r}")
+        return GameView(
+            viewer=player,
+            hand=self.hand(player) if player is not None else None,
+            hand_counts={p: len(self._hands[p]) for p in self.players},
+            table=tuple(self.table),
+            trump_card=self.trump_card,
+            trump_suit=self.trump_suit,
+            stock_size=len(self._stock),
+            discard_size=len(self._discard),
+            attacker=self.attacker,
+            defender=self.defender,
+            bout_opener=self.bout_opener,
+            defender_took=self._took,
+            passed=frozenset(self._passed),
+            limit=self._limit,
+            to_act=self.to_act,
+            players=self.players,
+            active_players=tuple(self._active),
+            out_order=tuple(self._out),
+            is_over=self.is_over,
+            outcome=self._outcome,
+            move_number=len(self._history),
+            first_bout=self.first_bout,
+            legal=tuple(self.legal_actions(player)) if player is not None else (),
+        )
+
+    # ------------------------------------------------------------------ serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe, versioned snapshot; `Game.from_dict` restores an equal game."""
+        out = self._outcome
+        return {
+            "format": FORMAT_VERSION,
+            "rules": self.rules.model_dump(mode="json"),
+            "players": list(self.players),
+            "seed": self.seed,
+            "deal_number": self.deal_number,
+            "previous_durak": self._previous_durak,
+            "hands": {p: [str(c) for c in h] for p, h in self._hands.items()},
+            "stock": [str(c) for c in reversed(self._stock)],  # top first
+            "trump_suit": self.trump_suit.value,
+            "trump_card": str(self.trump_card) if self.trump_card else None,
+            "discard": [str(c) for c in self._discard],
+            "active": list(self._active),
+            "out": [list(g) for g in self._out],
+            "attacker": self.attacker,
+            "defender": self.defender,
+            "bout_opener": self.bout_opener,
+            "table": [[str(a), str(d) if d else None] for a, d in self.table],
+            "limit": self._limit,
+            "took": self._took,
+            "passed": sorted(self._passed, key=self.players.index),
+            "shown": [str(c) for c in sorted(self._shown)],
+            "first_bout": self.first_bout,
+            "bouts": self._bouts,
+            "history": [[p, str(a)] for p, a in self._history],
+            "outcome": None
+            if out is None
+            else {
+                "durak": out.durak,
+                "draw": out.draw,
+                "resigned": out.resigned,
+                "out_order": [list(g) for g in out.out_order],
+                "bouts": out.bouts,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Game:
+        """Restore a game saved by `to_dict`. Raises `ValueError` for an unknown format."""
+        version = data.get("format") if isinstance(data, Mapping) else None
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"unsupported game format version {version!r} (this engine reads {FORMAT_VERSION})"
+            )
+        try:
+            return cls._from_dict_v1(data)
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"malformed game data: {exc!r}") from exc
+
+    @classmethod
+    def _from_dict_v1(cls, data: Mapping[str, Any]) -> Game:
+        game = cls._blank(data["players"], Rules.model_validate(data["rules"]))
+        game.seed = data["seed"]
+        game.deal_number = data["deal_number"]
+        game._previous_durak = data["previous_durak"]
+        trump_card = Card.parse(data["trump_card"]) if data["trump_card"] else None
+        game._set_trump(parse_suit(data["trump_suit"]), trump_card)
+        game._hands = {p: parse_cards(data["hands"][p]) for p in game.players}
+        game._stock = list(reversed(parse_cards(data["stock"])))
+        game._discard = parse_cards(data["discard"])
+        game._active = [p for p in game.players if p in set(data["active"])]
+        game._out = [tuple(g) for g in data["out"]]
+        game.attacker = data["attacker"]
+        game.defender = data["defender"]
+        game.bout_opener = data["bout_opener"]
+        game._attacks = [Card.parse(a) for a, _ in data["table"]]
+        game._defences = [Card.parse(d) if d else None for _, d in data["table"]]
+        for c in (*game._attacks, *game._defences):
+            if c is not None:
+                game._rank_mask |= 1 << c.rank
+        game._elig = game._compute_eligible()
+        game._limit = data["limit"]
+        game._took = data["took"]
+        game._passed = set(data["passed"])
+        game._shown = set(parse_cards(data["shown"]))
+        game.first_bout = data["first_bout"]
+        game._bouts = data["bouts"]
+        game._history = [(p, parse_action(a)) for p, a in data["history"]]
+        out = data["outcome"]
+        if out is not None:
+            game._outcome = Outcome(
+                durak=out["durak"],
+                draw=out["draw"],
+                resigned=out["resigned"],
+                out_order=tuple(tuple(g) for g in out["out_order"]),
+                bouts=out["bouts"],
+            )
+        return game
+
+    def copy(self) -> Game:
+        return Game.from_dict(self.to_dict())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Game):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        state = "over" if self.is_over else f"{self.attacker} attacks {self.defender}"
+        return f"<Game {list(self.players)} move {self.move_number}: {state}>"
+
+
+_HANDLERS: dict[type[Action], Any] = {
+    Attack: Game._play_attack,
+    Defend: Game._play_defend,
+    Transfer: Game._play_transfer,
+    ShowTrump: Game._play_show,
+    Take: Game._play_take,
+    Pass: Game._play_pass,
+    Resign: Game._play_resign,
+    ExchangeTrump: Game._play_exchange,
+    Redeal: Game._play_redeal,
+}
