@@ -704,8 +704,8 @@ class Game:
     def _play_redeal(self, player: str, action: Redeal, events: list[Event]) -> None:
         if not self._can_redeal(player):
             raise _illegal(ErrorCode.REDEAL_NOT_ALLOWED, f"{player} cannot ask for a new deal")
-        if self.seed is None:  # a hand-built position has no deal to repeat
-            raise _illegal(ErrorCode.REDEAL_NOT_ALLOWED, "this position was not dealt")
+        if self.seed is None:  # a hand-built position: deal afresh from a new seed
+            self.seed = secrets.randbits(63)
         self.deal_number += 1
         events.append(Redealt(player))
         self._deal()

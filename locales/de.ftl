@@ -1,0 +1,197 @@
+## Durak-Bot — Deutsch (Referenzsprache ist en.ftl: Jeder Schlüssel von dort muss hier
+## mit denselben $Variablen vorkommen; tests/test_locales.py prüft das).
+##
+## Nachrichten werden mit parse_mode=HTML gesendet: Variablen kommen bereits HTML-maskiert an;
+## kein rohes "<" oder "&" schreiben (&lt; und &amp; oder nur gültige Telegram-Tags verwenden).
+## Zahlen ($count, $min, ...) sind ints: Plural mit { $count -> [one] ... *[other] ... } wählen.
+## Toasts (error-*, lobby-joined, ...) sind reiner Text: keine Tags.
+
+## Anzahlen
+
+cards-count =
+    { $count ->
+        [one] { $count } Karte
+       *[other] { $count } Karten
+    }
+players-count =
+    { $count ->
+        [one] { $count } Spieler
+       *[other] { $count } Spieler
+    }
+
+## Lobby
+
+lobby-title = Durak: neues Spiel
+lobby-created = { $name } möchte Durak spielen. Tippe auf „Mitspielen“, um dich an den Tisch zu setzen.
+lobby-players = Spieler ({ $count }/{ $max }): { $names }
+lobby-nobody = noch niemand
+lobby-need-players =
+    { $min ->
+        [one] Zum Starten wird mindestens { $min } Spieler benötigt.
+       *[other] Zum Starten werden mindestens { $min } Spieler benötigt.
+    }
+lobby-joined = Du sitzt mit am Tisch. Deine Karten bekommst du in unserem privaten Chat.
+lobby-already-joined = Du sitzt schon mit am Tisch.
+lobby-not-joined = Du hast in dieser Lobby keinen Platz.
+lobby-left = Du hast die Lobby verlassen.
+lobby-full = Alle Plätze sind besetzt.
+lobby-started = Das Spiel hat begonnen.
+lobby-cancelled = Diese Lobby wurde abgebrochen.
+lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
+lobby-again = Eine neue Lobby ist offen.
+newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
+newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
+newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu und sende dort /newgame.
+private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
+group-joined = { $player } spielt mit.
+group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf Starten und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
+game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
+
+## Regeln
+
+rules-title = Regeln
+rules-preset = Variante: { $preset }
+rules-deck = Kartendeck: { $count } Karten
+rules-throw-in = Zuwerfen dürfen: { $mode }
+rules-first-bout = Erster Angriff: höchstens { $count } Karten
+rules-transfer = Weiterschieben (Perewodnoi): { $value }
+rules-show-trump = Weiterschieben durch Zeigen eines Trumpfs: { $value }
+rules-trump-exchange = Niedrigsten Trumpf gegen den offenen Trumpf tauschen: { $value }
+rules-timeout = Zeit pro Zug: { $seconds } Sek.
+rules-no-timeout = Kein Zeitlimit pro Zug
+value-on = an
+value-off = aus
+preset-classic = klassisch
+preset-perevodnoy = Perewodnoi (mit Weiterschieben)
+preset-online = online
+preset-short = kurz (32 Karten)
+preset-custom = Hausregeln
+throw-in-all = alle
+throw-in-neighbours = die Nachbarn des Verteidigers
+throw-in-neighbours_at_5 = alle, ab 5 Spielern nur die Nachbarn
+
+## Schaltflächen
+
+button-join = Mitspielen
+button-leave = Aussteigen
+button-start = Starten
+button-cancel = Abbrechen
+button-take = Aufnehmen
+button-pass = Fertig
+button-transfer = { $card } weiterschieben
+button-show-trump = { $card } zeigen und weiterschieben
+button-exchange = Gegen den Trumpf tauschen
+button-redeal = Neu austeilen lassen
+button-cover = { $attack } mit { $card } schlagen
+button-back = Zurück
+button-resign = Ja, ich gebe auf
+button-again = Nochmal spielen
+button-open-hand = Meine Karten
+button-add-to-group = Zu einer Gruppe hinzufügen
+
+## Der Tisch (Gruppe)
+
+table-title = Durak
+table-trump = Trumpf { $card } · Stapel { $stock } · Ablage { $discard }
+table-empty = Der Tisch ist leer.
+table-waiting = Warte auf { $names }.
+table-waiting-deadline = Warte auf { $names } ({ $seconds } Sek.).
+seat-out = raus
+seat-takes = nimmt auf
+seat-passed = fertig
+
+## Die Hand (privat)
+
+hand-title = Durak in <b>{ $chat }</b>
+hand-table = Tisch:
+hand-you-open = Du bist dran: Greif { $player } mit einer beliebigen Karte an.
+hand-they-open = { $player } greift { $target } an.
+hand-you-defend = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen oder nimm auf.
+hand-you-take = Du nimmst auf. Die anderen dürfen noch zuwerfen.
+hand-you-may-add = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt, oder auf „Fertig“ tippen.
+hand-you-are-out = Du bist raus. Gut gespielt!
+hand-seconds-left = Noch { $seconds } Sek.
+hand-choose = Welcher Zug?
+hand-empty = Du hast keine Karten.
+hand-cancelled = Dieses Spiel wurde abgebrochen.
+hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.
+
+## Ereignisse (die letzten Züge am Tisch)
+
+log-attack = { $player } spielt { $card } aus
+log-defend = { $player } schlägt { $attack } mit { $card }
+log-transfer = { $player } schiebt mit { $card } an { $target } weiter
+log-show = { $player } zeigt { $card } und schiebt an { $target } weiter
+log-take = { $player } nimmt auf
+log-pass = { $player } ist fertig
+log-beaten =
+    { $count ->
+        [one] { $count } Karte kommt auf die Ablage
+       *[other] { $count } Karten kommen auf die Ablage
+    }
+log-picked =
+    { $count ->
+        [one] { $player } nimmt { $count } Karte auf
+       *[other] { $player } nimmt { $count } Karten auf
+    }
+log-out = { $player } ist raus
+log-exchange = { $player } tauscht { $card } gegen den Trumpf { $trump }
+log-resign = { $player } gibt auf
+log-redeal = { $player } möchte neu austeilen lassen
+log-timeout = Bei { $player } ist die Zeit abgelaufen
+log-removed = { $player } wurde nach drei Zeitüberschreitungen entfernt
+
+## Das Ende
+
+result-title = Spiel vorbei
+result-durak = Der Durak ist { $player }.
+result-draw = Unentschieden: Die letzten Karten haben den Tisch gleichzeitig verlassen.
+result-resigned = { $player } hat aufgegeben.
+result-timed-out = { $player } wurde wegen Untätigkeit entfernt.
+result-order = Raus, in dieser Reihenfolge:
+result-bouts =
+    { $count ->
+        [one] { $count } Runde
+       *[other] { $count } Runden
+    }
+
+## /leave, /start, /help
+
+leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
+welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe.
+help-text = <b>Durak</b>: /newgame eröffnet ein Spiel in einer Gruppe. Tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir: Tippe auf eine Karte, um sie zu spielen. /rules zeigt die Regeln, /hand schickt deine Karten erneut, /leave gibt auf, /cancel beendet das Spiel (Eröffner oder Admin).
+
+## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
+
+error-not-your-turn = Du bist nicht am Zug.
+error-stale = Diese Schaltfläche ist veraltet; hier ist deine aktuelle Hand.
+error-not-in-game = Du spielst in dieser Partie nicht mit.
+error-game-gone = Dieses Spiel ist vorbei.
+error-lobby-closed = Diese Lobby ist geschlossen.
+error-no-game = Hier läuft gerade kein Spiel.
+error-not-opener = Das dürfen nur der Spieler, der das Spiel eröffnet hat, und die Admins des Chats.
+error-unknown-button = Diese Schaltfläche kenne ich nicht.
+error-conflict = Im selben Moment hat sich etwas geändert; bitte tippe noch einmal.
+error-game-over = Das Spiel ist vorbei.
+error-unknown-player = Du spielst in diesem Spiel nicht mit.
+error-player-out = Du bist in diesem Spiel schon raus.
+error-card-not-in-hand = Diese Karte hast du nicht.
+error-rank-not-on-table = Du kannst nur Karten zuwerfen, deren Wert schon auf dem Tisch liegt.
+error-does-not-beat = Diese Karte schlägt keine offene Karte.
+error-limit-reached = In dieser Runde passen keine Karten mehr auf den Tisch.
+error-transfer-not-allowed = Du kannst jetzt nicht weiterschieben.
+error-no-such-attack = Diese Karte ist kein offener Angriff.
+error-cannot-take = Es gibt nichts aufzunehmen.
+error-cannot-pass = Du kannst jetzt nicht „Fertig“ sagen.
+error-exchange-not-allowed = Du kannst nicht gegen den Trumpf tauschen.
+error-redeal-not-allowed = Du kannst kein neues Austeilen verlangen.
+
+## Befehlsmenü
+
+cmd-newgame = Neues Durak-Spiel starten
+cmd-rules = Regeln anzeigen
+cmd-hand = Meine Karten erneut schicken
+cmd-leave = Das laufende Spiel aufgeben
+cmd-cancel = Spiel abbrechen (Eröffner oder Admin)
+cmd-help = So wird gespielt
+cmd-start = Unterhaltung mit mir beginnen

@@ -1,0 +1,197 @@
+## Durak bot — English (the reference language: every key here must exist in de.ftl
+## and ru.ftl with the same $variables; tests/test_locales.py checks it).
+##
+## Messages are sent with parse_mode=HTML: variables arrive already HTML-escaped; write
+## no raw "<" or "&" (use &lt; and &amp; or valid Telegram tags only).
+## Numbers ($count, $min, ...) are ints: pick plurals with { $count -> [one] ... *[other] ... }.
+## Toasts (error-*, lobby-joined, ...) are plain text: no tags there.
+
+## Counts
+
+cards-count =
+    { $count ->
+        [one] { $count } card
+       *[other] { $count } cards
+    }
+players-count =
+    { $count ->
+        [one] { $count } player
+       *[other] { $count } players
+    }
+
+## Lobby
+
+lobby-title = Durak: new game
+lobby-created = { $name } wants to play Durak. Press “Join” to take a seat.
+lobby-players = Players ({ $count }/{ $max }): { $names }
+lobby-nobody = nobody yet
+lobby-need-players =
+    { $min ->
+        [one] At least { $min } player is needed to start.
+       *[other] At least { $min } players are needed to start.
+    }
+lobby-joined = You have a seat. Your cards will come in our private chat.
+lobby-already-joined = You already have a seat.
+lobby-not-joined = You have no seat in this lobby.
+lobby-left = You left the lobby.
+lobby-full = All seats are taken.
+lobby-started = The game has started.
+lobby-cancelled = This lobby was cancelled.
+lobby-expired = Nobody started the game in time; the lobby has closed.
+lobby-again = A new lobby is open.
+newgame-lobby-open = A game is already being set up here: join it above.
+newgame-running = A game is running here. Wait for it to end, or /cancel it.
+newgame-in-group = Durak is played in groups: add me to a group and send /newgame there.
+private-joined = You have a seat in the game in <b>{ $chat }</b>. Your cards will appear here.
+group-joined = { $player } has a seat.
+group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start, then send /hand. Until then their turns time out.
+game-cancelled = The game was cancelled. No result is recorded.
+
+## Rules
+
+rules-title = Rules
+rules-preset = Preset: { $preset }
+rules-deck = Deck: { $count } cards
+rules-throw-in = Who may throw in: { $mode }
+rules-first-bout = First bout: at most { $count } cards
+rules-transfer = Transfers (Perevodnoy): { $value }
+rules-show-trump = Transfer by showing a trump: { $value }
+rules-trump-exchange = Swap the lowest trump for the face-up trump: { $value }
+rules-timeout = Time per move: { $seconds } s
+rules-no-timeout = No time limit per move
+value-on = on
+value-off = off
+preset-classic = classic
+preset-perevodnoy = perevodnoy (transfers)
+preset-online = online
+preset-short = short (32 cards)
+preset-custom = house rules
+throw-in-all = everybody
+throw-in-neighbours = the defender's neighbours
+throw-in-neighbours_at_5 = everybody, only the neighbours with 5 or more players
+
+## Buttons
+
+button-join = Join
+button-leave = Leave
+button-start = Start
+button-cancel = Cancel
+button-take = Take
+button-pass = Done
+button-transfer = Transfer { $card }
+button-show-trump = Show { $card } to transfer
+button-exchange = Swap for the trump
+button-redeal = Ask for a new deal
+button-cover = Cover { $attack } with { $card }
+button-back = Back
+button-resign = Yes, I give up
+button-again = Play again
+button-open-hand = My cards
+button-add-to-group = Add me to a group
+
+## The table (group)
+
+table-title = Durak
+table-trump = Trump { $card } · stock { $stock } · discard { $discard }
+table-empty = The table is empty.
+table-waiting = Waiting for { $names }.
+table-waiting-deadline = Waiting for { $names } ({ $seconds } s).
+seat-out = out
+seat-takes = takes
+seat-passed = done
+
+## The hand (private)
+
+hand-title = Durak in <b>{ $chat }</b>
+hand-table = Table:
+hand-you-open = Your turn: attack { $player } with any card.
+hand-they-open = { $player } attacks { $target }.
+hand-you-defend = Defend against { $player }: tap a card to cover, or take.
+hand-you-take = You take. The others may still throw in.
+hand-you-may-add = You may throw in a card of a rank on the table, or tap Done.
+hand-you-are-out = You are out of the game. Well played!
+hand-seconds-left = { $seconds } s left.
+hand-choose = Which one?
+hand-empty = You have no cards.
+hand-cancelled = This game was cancelled.
+hand-bot-removed = I was removed from the group; the game has ended.
+
+## Events (the table's last moves)
+
+log-attack = { $player } played { $card }
+log-defend = { $player } covered { $attack } with { $card }
+log-transfer = { $player } transferred with { $card } to { $target }
+log-show = { $player } showed { $card } and transferred to { $target }
+log-take = { $player } takes
+log-pass = { $player } is done
+log-beaten =
+    { $count ->
+        [one] { $count } card beaten off
+       *[other] { $count } cards beaten off
+    }
+log-picked =
+    { $count ->
+        [one] { $player } picked up { $count } card
+       *[other] { $player } picked up { $count } cards
+    }
+log-out = { $player } is out
+log-exchange = { $player } swapped { $card } for the trump { $trump }
+log-resign = { $player } gave up
+log-redeal = { $player } asked for a new deal
+log-timeout = { $player } ran out of time
+log-removed = { $player } was removed after three timeouts
+
+## The end
+
+result-title = Game over
+result-durak = The durak is { $player }.
+result-draw = A draw: the last cards left the table together.
+result-resigned = { $player } gave up.
+result-timed-out = { $player } was removed for not moving.
+result-order = Out, in order:
+result-bouts =
+    { $count ->
+        [one] { $count } bout
+       *[other] { $count } bouts
+    }
+
+## /leave, /start, /help
+
+leave-confirm = { $player }, do you really want to give up? You will be the durak.
+welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group.
+help-text = <b>Durak</b>: /newgame opens a game in a group. Tap “Join”, then “Start”. Your cards come in the private chat with me: tap a card to play it. /rules shows the rules, /hand sends your cards again, /leave gives up, /cancel ends the game (opener or admin).
+
+## Errors (callback toasts: plain text, under 200 characters)
+
+error-not-your-turn = It's not your turn.
+error-stale = This button is out of date; here is your current hand.
+error-not-in-game = You are not playing in this game.
+error-game-gone = This game is over.
+error-lobby-closed = This lobby is closed.
+error-no-game = There is no game running here.
+error-not-opener = Only the player who opened the game or a chat admin can do that.
+error-unknown-button = I don't know this button.
+error-conflict = Something changed at the same moment; please tap again.
+error-game-over = The game is over.
+error-unknown-player = You are not playing in this game.
+error-player-out = You are already out of this game.
+error-card-not-in-hand = You don't have that card.
+error-rank-not-on-table = You can only add a card of a rank already on the table.
+error-does-not-beat = That card does not beat any open card.
+error-limit-reached = No more cards fit on the table in this bout.
+error-transfer-not-allowed = You can't transfer now.
+error-no-such-attack = That card is not an open attack.
+error-cannot-take = There is nothing to take.
+error-cannot-pass = You can't say done now.
+error-exchange-not-allowed = You can't swap for the trump.
+error-redeal-not-allowed = You can't ask for a new deal.
+
+## Command menu
+
+cmd-newgame = Start a new game of Durak
+cmd-rules = Show the rules
+cmd-hand = Send my cards again
+cmd-leave = Give up the current game
+cmd-cancel = Cancel the game (opener or admin)
+cmd-help = How to play
+cmd-start = Start talking to me

@@ -1,0 +1,223 @@
+## Бот «Дурак» — русский (эталонный язык — en.ftl: каждый ключ оттуда должен быть и здесь,
+## с теми же $переменными; это проверяет tests/test_locales.py).
+##
+## Сообщения отправляются с parse_mode=HTML: переменные приходят уже экранированными;
+## не пиши голые "<" и "&" (используй &lt; и &amp; или только допустимые теги Telegram).
+## Числа ($count, $min, ...) — int: множественное число выбирай через
+## { $count -> [one] ... [few] ... [many] ... *[other] ... }:
+## one (1, 21), few (2–4, 22), many (0, 5–20, 11), other (дроби).
+## Всплывающие уведомления (error-*, lobby-joined, ...) — простой текст: без тегов.
+
+## Количества
+
+cards-count =
+    { $count ->
+        [one] { $count } карта
+        [few] { $count } карты
+        [many] { $count } карт
+       *[other] { $count } карты
+    }
+players-count =
+    { $count ->
+        [one] { $count } игрок
+        [few] { $count } игрока
+        [many] { $count } игроков
+       *[other] { $count } игрока
+    }
+
+## Лобби
+
+lobby-title = Дурак: новая игра
+lobby-created = { $name } хочет сыграть в дурака. Нажми «Играть», чтобы сесть за стол.
+lobby-players = Игроки ({ $count }/{ $max }): { $names }
+lobby-nobody = пока никого
+lobby-need-players =
+    { $min ->
+        [one] Для начала нужен хотя бы { $min } игрок.
+        [few] Для начала нужно хотя бы { $min } игрока.
+        [many] Для начала нужно хотя бы { $min } игроков.
+       *[other] Для начала нужно хотя бы { $min } игрока.
+    }
+lobby-joined = Ты за столом. Карты пришлю тебе в личные сообщения.
+lobby-already-joined = Ты уже за столом.
+lobby-not-joined = Тебя нет в этом лобби.
+lobby-left = Ты больше не в лобби.
+lobby-full = Все места заняты.
+lobby-started = Игра началась.
+lobby-cancelled = Это лобби отменено.
+lobby-expired = Никто не начал игру вовремя — лобби закрыто.
+lobby-again = Открыто новое лобби.
+newgame-lobby-open = Здесь уже собирается игра — присоединяйся выше.
+newgame-running = Здесь уже идёт игра. Дождись её конца или отмени через /cancel.
+newgame-in-group = В дурака играют в группах: добавь меня в группу и отправь там /newgame.
+private-joined = Ты за столом в игре в <b>{ $chat }</b>. Твои карты появятся здесь.
+group-joined = { $player } садится за стол.
+group-blocked = Не могу отправить карты игроку { $player }: бот заблокирован или ещё не запущен. Открой { $link }, нажми «Начать», затем отправь /hand. До тех пор ходы этого игрока пропускаются по истечении времени.
+game-cancelled = Игра отменена. Результат не засчитан.
+
+## Правила
+
+rules-title = Правила
+rules-preset = Вариант: { $preset }
+rules-deck =
+    { $count ->
+        [one] Колода: { $count } карта
+        [few] Колода: { $count } карты
+        [many] Колода: { $count } карт
+       *[other] Колода: { $count } карты
+    }
+rules-throw-in = Кто может подкидывать: { $mode }
+rules-first-bout =
+    { $count ->
+        [one] Первый отбой: максимум { $count } карта
+        [few] Первый отбой: максимум { $count } карты
+        [many] Первый отбой: максимум { $count } карт
+       *[other] Первый отбой: максимум { $count } карты
+    }
+rules-transfer = Переводы (переводной дурак): { $value }
+rules-show-trump = Перевод показом козыря: { $value }
+rules-trump-exchange = Обмен младшего козыря на открытый козырь: { $value }
+rules-timeout = Время на ход: { $seconds } сек.
+rules-no-timeout = Без ограничения времени на ход
+value-on = вкл.
+value-off = выкл.
+preset-classic = классический
+preset-perevodnoy = переводной
+preset-online = онлайн
+preset-short = короткий (32 карты)
+preset-custom = свои правила
+throw-in-all = все
+throw-in-neighbours = соседи отбивающегося
+throw-in-neighbours_at_5 = все, а при 5 и более игроках — только соседи
+
+## Кнопки
+
+button-join = Играть
+button-leave = Выйти
+button-start = Начать
+button-cancel = Отмена
+button-take = Взять
+button-pass = Бито
+button-transfer = Перевести { $card }
+button-show-trump = Показать { $card } и перевести
+button-exchange = Обменять на козырь
+button-redeal = Попросить пересдачу
+button-cover = Побить { $attack } картой { $card }
+button-back = Назад
+button-resign = Да, сдаюсь
+button-again = Сыграть ещё
+button-open-hand = Мои карты
+button-add-to-group = Добавить в группу
+
+## Стол (группа)
+
+table-title = Дурак
+table-trump = Козырь { $card } · колода { $stock } · отбой { $discard }
+table-empty = На столе пусто.
+table-waiting = Ждём: { $names }.
+table-waiting-deadline = Ждём: { $names } ({ $seconds } сек.).
+seat-out = вне игры
+seat-takes = берёт
+seat-passed = бито
+
+## Рука (личный чат)
+
+hand-title = Дурак в <b>{ $chat }</b>
+hand-table = Стол:
+hand-you-open = Твой ход: ходи под { $player } любой картой.
+hand-they-open = { $player } ходит под { $target }.
+hand-you-defend = { $player } ходит под тебя: нажми на карту, чтобы побить, или бери.
+hand-you-take = Ты берёшь. Остальные ещё могут подкинуть.
+hand-you-may-add = Можешь подкинуть карту того же достоинства, что есть на столе, или нажми «Бито».
+hand-you-are-out = У тебя не осталось карт — ты вне игры. Хорошо сыграно!
+hand-seconds-left = Осталось { $seconds } сек.
+hand-choose = Какой ход?
+hand-empty = У тебя нет карт.
+hand-cancelled = Эта игра отменена.
+hand-bot-removed = Меня удалили из группы — игра окончена.
+
+## События (последние ходы за столом)
+
+log-attack = { $player } ходит { $card }
+log-defend = { $player } бьёт { $attack } картой { $card }
+log-transfer = { $player } переводит картой { $card } на { $target }
+log-show = { $player } показывает { $card } и переводит на { $target }
+log-take = { $player } берёт
+log-pass = { $player }: бито
+log-beaten =
+    { $count ->
+        [one] В отбой уходит { $count } карта
+        [few] В отбой уходят { $count } карты
+        [many] В отбой уходят { $count } карт
+       *[other] В отбой уходят { $count } карты
+    }
+log-picked =
+    { $count ->
+        [one] { $player } берёт { $count } карту
+        [few] { $player } берёт { $count } карты
+        [many] { $player } берёт { $count } карт
+       *[other] { $player } берёт { $count } карты
+    }
+log-out = { $player } выходит из игры
+log-exchange = { $player } меняет { $card } на козырь { $trump }
+log-resign = { $player } сдаётся
+log-redeal = { $player } просит пересдачу
+log-timeout = { $player }: время вышло
+log-removed = { $player } выбывает после трёх тайм-аутов
+
+## Конец игры
+
+result-title = Игра окончена
+result-durak = В дураках — { $player }.
+result-draw = Ничья: последние карты ушли со стола одновременно.
+result-resigned = Игрок { $player } сдался.
+result-timed-out = Игрок { $player } исключён за бездействие.
+result-order = Вышли из игры по порядку:
+result-bouts =
+    { $count ->
+        [one] { $count } раунд
+        [few] { $count } раунда
+        [many] { $count } раундов
+       *[other] { $count } раунда
+    }
+
+## /leave, /start, /help
+
+leave-confirm = { $player }, точно сдаёшься? Тогда дураком останешься ты.
+welcome = <b>Дурак</b> — русская карточная игра — для твоей группы. Добавь меня в группу и отправь там /newgame. Каждый игрок получает свои карты здесь в виде кнопок, а стол — в группе.
+help-text = <b>Дурак</b>: /newgame открывает игру в группе. Нажми «Играть», затем «Начать». Карты приходят в личный чат со мной: нажми на карту, чтобы сыграть ею. /rules — правила, /hand — прислать карты ещё раз, /leave — сдаться, /cancel — завершить игру (создатель игры или админ).
+
+## Ошибки (всплывающие уведомления: простой текст, до 200 символов)
+
+error-not-your-turn = Сейчас не твой ход.
+error-stale = Эта кнопка устарела — вот твои текущие карты.
+error-not-in-game = Ты не участвуешь в этой игре.
+error-game-gone = Эта игра уже закончилась.
+error-lobby-closed = Это лобби закрыто.
+error-no-game = Здесь сейчас нет игры.
+error-not-opener = Это может сделать только создатель игры или админ чата.
+error-unknown-button = Не знаю такой кнопки.
+error-conflict = В этот же момент что-то изменилось — нажми ещё раз.
+error-game-over = Игра окончена.
+error-unknown-player = Ты не участвуешь в этой игре.
+error-player-out = Ты уже вне игры.
+error-card-not-in-hand = У тебя нет этой карты.
+error-rank-not-on-table = Подкидывать можно только карты того достоинства, что уже есть на столе.
+error-does-not-beat = Эта карта не бьёт ни одну открытую карту.
+error-limit-reached = В этом раунде больше подкидывать нельзя: стол заполнен.
+error-transfer-not-allowed = Сейчас перевести нельзя.
+error-no-such-attack = Такой непобитой карты на столе нет.
+error-cannot-take = Брать нечего.
+error-cannot-pass = Сейчас нельзя сказать «Бито».
+error-exchange-not-allowed = Обменять на козырь нельзя.
+error-redeal-not-allowed = Попросить пересдачу нельзя.
+
+## Меню команд
+
+cmd-newgame = Начать новую игру в дурака
+cmd-rules = Показать правила
+cmd-hand = Прислать мои карты ещё раз
+cmd-leave = Сдаться в текущей игре
+cmd-cancel = Отменить игру (создатель или админ)
+cmd-help = Как играть
+cmd-start = Начать общение со мной

@@ -1,0 +1,625 @@
+"""The fake Bot API behaves like Telegram when driven through python-telegram-bot."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dtm
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    EndPointNotFound,
+    Forbidden,
+    InvalidToken,
+    RetryAfter,
+    TimedOut,
+)
+from telegram.ext import (
+    Application,
+    CallbackContext,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from tests.fakes import BOT_USERNAME, Button, FakeTelegram, parse_html
+
+AnyApp = Application[Any, Any, Any, Any, Any, Any]
+
+
+def keyboard(*rows: list[tuple[str, str]]) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton(text, callback_data=data) for text, data in row] for row in rows]
+    )
+
+
+@pytest.fixture
+def fake() -> FakeTelegram:
+    return FakeTelegram()
+
+
+@pytest.fixture
+async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    bot = Bot("123:TEST", request=fake.request(), get_updates_request=fake.request())
+    async with bot:  # initialize() -> getMe
+        yield bot
+
+
+# --------------------------------------------------------------------------- basics
+
+
+async def test_get_me_identity(fake: FakeTelegram, bot: Bot) -> None:
+    assert bot.username == BOT_USERNAME == "durak_test_bot"
+    assert bot.id == 123 == fake.bot_id
+    assert fake.count("getMe") == 1
+    call = fake.calls[0]
+    assert call.method == "getMe"
+    assert call.ok is True
+
+
+async def test_ptb_sends_form_encoded_params_with_json_nested_values(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    alice = fake.user(1, "Alice")
+    alice.start_private()
+    await bot.send_message(1, "hi", reply_markup=keyboard([("A", "a")]), disable_notification=True)
+    params = fake.calls_for("sendMessage")[0].params
+    assert params["chat_id"] == 1
+    assert params["text"] == "hi"
+    assert params["disable_notification"] is True
+    assert params["reply_markup"] == {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}
+
+
+async def test_no_network_outside_the_fake(fake: FakeTelegram) -> None:
+    async with httpx.AsyncClient(transport=fake.transport) as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get("https://example.com/")
+
+
+async def test_wrong_token_is_unauthorized(fake: FakeTelegram) -> None:
+    requests = (fake.request(), fake.request())
+    other = Bot("999:WRONG", request=requests[0], get_updates_request=requests[1])
+    with pytest.raises(InvalidToken):
+        await other.initialize()
+    assert fake.calls[-1].error_code == 401
+    for request in requests:
+        await request.shutdown()
+
+
+async def test_unknown_method_is_404(fake: FakeTelegram, bot: Bot) -> None:
+    with pytest.raises(EndPointNotFound):
+        await bot.do_api_request("fooBar", api_kwargs={"chat_id": 1})
+    call = fake.calls_for("fooBar")[0]
+    assert call.error_code == 404
+    assert call.description == "Not Found: method not found"
+
+
+# --------------------------------------------------------------------------- private chats
+
+
+async def test_private_chat_requires_start_and_respects_blocking(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    alice = fake.user(1, "Alice", language_code="ru", username="alice")
+    with pytest.raises(Forbidden, match="bot can't initiate conversation with a user"):
+        await bot.send_message(alice.id, "hello")
+    update = alice.start_private("join_-100")
+    assert update["message"]["text"] == "/start join_-100"
+    assert update["message"]["chat"] == {
+        "id": 1,
+        "type": "private",
+        "first_name": "Alice",
+        "username": "alice",
+    }
+    assert update["message"]["from"]["language_code"] == "ru"
+    sent = await bot.send_message(alice.id, "hello")
+    assert sent.chat_id == 1
+    assert sent.message_id == 2  # /start was message 1 of this chat
+
+    alice.block_bot()
+    with pytest.raises(Forbidden, match="bot was blocked by the user"):
+        await bot.send_message(alice.id, "hello again")
+    with pytest.raises(Forbidden, match="bot was blocked by the user"):
+        await bot.edit_message_text("edited", chat_id=alice.id, message_id=sent.message_id)
+    alice.unblock_bot()
+    await bot.send_message(alice.id, "welcome back")
+    assert [m.text for m in fake.messages(alice.id)] == ["hello", "welcome back"]
+    assert fake.messages(alice.id, from_bot=None)[0].text == "/start join_-100"
+
+
+async def test_unknown_chat_is_not_found(bot: Bot) -> None:
+    with pytest.raises(BadRequest, match=r"(?i)chat not found"):
+        await bot.send_message(424242, "hi")
+
+
+# --------------------------------------------------------------------------- messages & edits
+
+
+async def test_send_edit_and_not_modified(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    markup = keyboard([("Join", "join"), ("Leave", "leave")], [("Start", "start")])
+    sent = await bot.send_message(group.id, "<b>Lobby</b>", parse_mode="HTML", reply_markup=markup)
+    assert sent.text == "Lobby"
+    assert sent.text_html == "<b>Lobby</b>"
+
+    stored = fake.last_message(group.id)
+    assert stored.message_id == sent.message_id == 1
+    assert stored.text == "Lobby"
+    assert stored.html == "<b>Lobby</b>"
+    assert stored.buttons == [
+        [Button("Join", "join", None), Button("Leave", "leave", None)],
+        [Button("Start", "start", None)],
+    ]
+    assert stored.button("start").text == "Start"
+    assert stored.button("Leave").callback_data == "leave"
+
+    edited = await bot.edit_message_text(
+        "<b>Lobby</b>: Alice",
+        chat_id=group.id,
+        message_id=sent.message_id,
+        parse_mode="HTML",
+        reply_markup=markup,
+    )
+    assert isinstance(edited, type(sent))
+    assert edited.text == "Lobby: Alice"
+    assert stored.text == "Lobby: Alice"  # live object
+    assert stored.edits == 1
+
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified") as exc_info:
+        await bot.edit_message_text(
+            "<b>Lobby</b>: Alice",
+            chat_id=group.id,
+            message_id=sent.message_id,
+            parse_mode="HTML",
+            reply_markup=markup,
+        )
+    assert exc_info.value.message == (
+        "Message is not modified: specified new message content and reply markup are exactly "
+        "the same as a current content and reply markup of the message"
+    )
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
+        await bot.edit_message_reply_markup(group.id, sent.message_id, reply_markup=markup)
+
+    # Same text without reply_markup: Telegram removes the keyboard, so it *is* a change.
+    await bot.edit_message_text(
+        "<b>Lobby</b>: Alice", chat_id=group.id, message_id=sent.message_id, parse_mode="HTML"
+    )
+    assert stored.buttons == []
+    await bot.edit_message_reply_markup(group.id, sent.message_id, reply_markup=markup)
+    assert stored.button_texts == ["Join", "Leave", "Start"]
+
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
+        await bot.edit_message_text("x", chat_id=group.id, message_id=999)
+
+
+async def test_message_ids_increase_per_chat(fake: FakeTelegram, bot: Bot) -> None:
+    g1 = fake.group(-1001, "One")
+    g2 = fake.group(-1002, "Two")
+    ids = [
+        (await bot.send_message(g1.id, "a")).message_id,
+        (await bot.send_message(g1.id, "b")).message_id,
+        (await bot.send_message(g2.id, "c")).message_id,
+    ]
+    assert ids == [1, 2, 1]
+    assert [m.text for m in fake.messages(g1.id)] == ["a", "b"]
+
+
+async def test_delete_message(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    sent = await bot.send_message(group.id, "bye")
+    assert await bot.delete_message(group.id, sent.message_id)
+    assert fake.messages(group.id) == []
+    assert fake.messages(group.id, include_deleted=True)[0].deleted
+    with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
+        await bot.delete_message(group.id, sent.message_id)
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
+        await bot.edit_message_text("x", chat_id=group.id, message_id=sent.message_id)
+
+
+async def test_user_messages_can_not_be_edited(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.user(1, "Alice")
+    group = fake.group(-1001, "Club")
+    update = alice.send(group, "hello")
+    with pytest.raises(BadRequest, match=r"(?i)message can't be edited"):
+        await bot.edit_message_text(
+            "x", chat_id=group.id, message_id=update["message"]["message_id"]
+        )
+
+
+async def test_text_limits(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    await bot.send_message(group.id, "x" * 4096)
+    await bot.send_message(group.id, "<b>" + "x" * 4096 + "</b>", parse_mode="HTML")
+    with pytest.raises(BadRequest, match=r"(?i)message is too long"):
+        await bot.send_message(group.id, "x" * 4097)
+    with pytest.raises(BadRequest, match=r"(?i)message is too long"):
+        await bot.send_message(group.id, "&lt;" * 4097, parse_mode="HTML")
+    for empty in ("", "   \n"):
+        with pytest.raises(BadRequest, match=r"(?i)message text is empty"):
+            await bot.send_message(group.id, empty)
+    with pytest.raises(BadRequest, match=r"(?i)message text is empty"):
+        await bot.send_message(group.id, "<b> </b>", parse_mode="HTML")
+    assert fake.count("sendMessage") == 7
+    assert [c.ok for c in fake.calls_for("sendMessage")] == [True, True] + [False] * 5
+
+
+async def test_callback_data_limit_is_64_utf8_bytes(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    await bot.send_message(group.id, "ok", reply_markup=keyboard([("A", "я" * 32)]))  # 64 bytes
+    with pytest.raises(BadRequest, match=r"(?i)BUTTON_DATA_INVALID"):
+        await bot.send_message(group.id, "no", reply_markup=keyboard([("A", "я" * 33)]))
+    with pytest.raises(BadRequest, match=r"(?i)BUTTON_DATA_INVALID"):
+        await bot.send_message(group.id, "no", reply_markup=keyboard([("A", "x" * 65)]))
+    sent = fake.last_message(group.id)
+    with pytest.raises(BadRequest, match=r"(?i)BUTTON_DATA_INVALID"):
+        await bot.edit_message_reply_markup(
+            group.id, sent.message_id, reply_markup=keyboard([("A", "x" * 65)])
+        )
+
+
+async def test_reply_to_missing_message(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    with pytest.raises(BadRequest, match=r"(?i)message to be replied not found"):
+        await bot.send_message(group.id, "hi", reply_to_message_id=77)
+    first = await bot.send_message(group.id, "first")
+    reply = await bot.send_message(group.id, "second", reply_to_message_id=first.message_id)
+    assert reply.reply_to_message is not None
+    assert reply.reply_to_message.text == "first"
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "<foo>x</foo>",  # unknown tag
+        "<br>",  # Telegram has no <br>
+        "<b>x",  # unclosed
+        "<b>x</i>",  # mismatched
+        "x</b>",  # unexpected end tag
+        "a < b",  # bare <
+        "A & B",  # bare & (strict: Telegram itself keeps it literally)
+        "&nbsp;",  # unsupported named entity
+        '<b class="x">y</b>',  # attribute on a tag that allows none (strict)
+        "<span>x</span>",  # span needs class="tg-spoiler"
+        '<a href="https://x.org">x',
+        "<b",
+    ],
+)
+async def test_malformed_html_is_rejected(fake: FakeTelegram, bot: Bot, source: str) -> None:
+    group = fake.group(-1001, "Club")
+    with pytest.raises(BadRequest, match=r"(?i)can't parse entities"):
+        await bot.send_message(group.id, source, parse_mode="HTML")
+    call = fake.calls_for("sendMessage")[-1]
+    assert call.description is not None
+    assert call.description.startswith("Bad Request: can't parse entities: ")
+
+
+@pytest.mark.parametrize(
+    ("source", "plain"),
+    [
+        ("<b>bold</b> <strong>s</strong> <i>i</i> <em>e</em>", "bold s i e"),
+        ("<u>u</u> <ins>i</ins> <s>s</s> <strike>k</strike> <del>d</del>", "u i s k d"),
+        ("&lt;&gt;&amp;&quot; &#169; &#x1F600;", '<>&" © 😀'),
+        ('<a href="https://example.org/?a=1&amp;b=2">link</a>', "link"),
+        ('<span class="tg-spoiler">s</span> <tg-spoiler>t</tg-spoiler>', "s t"),
+        ("<blockquote expandable>q</blockquote>", "q"),
+        ('<pre><code class="language-python">x = 1</code></pre>', "x = 1"),
+        ('<tg-emoji emoji-id="5368324170671202286">👍</tg-emoji>', "👍"),
+        ("<B>upper</B> a > b", "upper a > b"),
+    ],
+)
+async def test_valid_html_is_accepted(
+    fake: FakeTelegram, bot: Bot, source: str, plain: str
+) -> None:
+    group = fake.group(-1001, "Club")
+    sent = await bot.send_message(group.id, source, parse_mode="HTML")
+    assert sent.text == plain
+    assert fake.last_message(group.id).text == plain
+
+
+def test_html_entities_use_utf16_offsets() -> None:
+    text, entities = parse_html("😀 <b>x</b> <a href='https://a.b'>y</a>")
+    assert text == "😀 x y"
+    assert entities == [
+        {"type": "bold", "offset": 3, "length": 1},
+        {"type": "text_link", "offset": 5, "length": 1, "url": "https://a.b"},
+    ]
+
+
+async def test_lenient_html_mode_matches_telegram() -> None:
+    fake = FakeTelegram(strict_html=False)
+    fake.group(-1001, "Club")
+    async with fake.bot() as bot:
+        sent = await bot.send_message(-1001, 'A & B <b class="x">c</b>', parse_mode="HTML")
+        assert sent.text == "A & B c"
+        with pytest.raises(BadRequest, match=r"(?i)Unsupported start tag"):
+            await bot.send_message(-1001, "a < b", parse_mode="HTML")
+
+
+# --------------------------------------------------------------------------- groups
+
+
+async def test_bot_kicked_or_left_group(fake: FakeTelegram, bot: Bot) -> None:
+    owner = fake.user(1, "Owner")
+    supergroup = fake.group(-1001, "Super", owner=owner)
+    basic = fake.group(-55, "Basic", owner=owner)
+    assert basic.type == "group"
+    assert supergroup.type == "supergroup"
+    update = supergroup.remove_bot(owner)
+    assert update["my_chat_member"]["new_chat_member"]["status"] == "kicked"
+    with pytest.raises(Forbidden, match="bot was kicked from the supergroup chat"):
+        await bot.send_message(supergroup.id, "hi")
+    basic.remove_bot(owner)
+    with pytest.raises(Forbidden, match="bot was kicked from the group chat"):
+        await bot.send_message(basic.id, "hi")
+    supergroup.add_bot(owner)
+    await bot.send_message(supergroup.id, "back")
+    assert await bot.leave_chat(supergroup.id)
+    with pytest.raises(Forbidden, match="bot is not a member of the supergroup chat"):
+        await bot.send_message(supergroup.id, "hi")
+
+
+async def test_group_migration(fake: FakeTelegram, bot: Bot) -> None:
+    owner = fake.user(1, "Owner")
+    basic = fake.group(-55, "Basic", owner=owner)
+    update = basic.migrate_to_supergroup()
+    assert update["message"]["migrate_to_chat_id"] == -10055
+    assert basic.migrated_to is not None
+    with pytest.raises(ChatMigrated) as exc_info:
+        await bot.send_message(basic.id, "hi")
+    assert exc_info.value.new_chat_id == -10055
+    sent = await bot.send_message(-10055, "hi")
+    assert sent.chat.type == "supergroup"
+    assert basic.migrated_to.migrated_from_update()["message"]["migrate_from_chat_id"] == -55
+
+
+async def test_members_admins_and_chat_info(fake: FakeTelegram, bot: Bot) -> None:
+    owner = fake.user(1, "Owner")
+    admin = fake.user(2, "Admin")
+    member = fake.user(3, "Member")
+    outsider = fake.user(4, "Outsider")
+    group = fake.group(-1001, "Club", admins={admin}, members=[member], owner=owner)
+
+    assert (await bot.get_chat_member(group.id, owner.id)).status == "creator"
+    assert (await bot.get_chat_member(group.id, admin.id)).status == "administrator"
+    assert (await bot.get_chat_member(group.id, member.id)).status == "member"
+    assert (await bot.get_chat_member(group.id, outsider.id)).status == "left"
+    assert (await bot.get_chat_member(group.id, bot.id)).status == "member"
+    admins = await bot.get_chat_administrators(group.id)
+    assert {a.user.id for a in admins} == {owner.id, admin.id}
+    info = await bot.get_chat(group.id)
+    assert info.title == "Club"
+    assert info.type == "supergroup"
+    assert await bot.get_chat_member_count(group.id) == 4  # 3 humans + bot
+
+    member.leave(group)
+    assert (await bot.get_chat_member(group.id, member.id)).status == "left"
+    with pytest.raises(BadRequest, match=r"(?i)no administrators in the private chat"):
+        await bot.get_chat_administrators(owner.id)
+
+
+async def test_commands_roundtrip(fake: FakeTelegram, bot: Bot) -> None:
+    from telegram import BotCommand, BotCommandScopeAllGroupChats
+
+    await bot.set_my_commands([BotCommand("newgame", "New game")])
+    await bot.set_my_commands(
+        [BotCommand("newgame", "Neues Spiel")],
+        scope=BotCommandScopeAllGroupChats(),
+        language_code="de",
+    )
+    assert [c.description for c in await bot.get_my_commands()] == ["New game"]
+    german = await bot.get_my_commands(scope=BotCommandScopeAllGroupChats(), language_code="de")
+    assert [c.description for c in german] == ["Neues Spiel"]
+    assert fake.commands({"type": "all_group_chats"}, "de")[0]["command"] == "newgame"
+    with pytest.raises(BadRequest, match=r"(?i)BOT_COMMAND_INVALID"):
+        await bot.set_my_commands([BotCommand("NewGame", "x")])
+    await bot.delete_my_commands()
+    assert await bot.get_my_commands() == ()
+
+
+# --------------------------------------------------------------------------- injection
+
+
+async def test_fail_next_flood_control(
+    fake: FakeTelegram, bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "true")  # RetryAfter.retry_after as timedelta
+    group = fake.group(-1001, "Club")
+    fake.fail_next("sendMessage", 429, retry_after=7, chat_id=group.id)
+    with pytest.raises(RetryAfter) as exc_info:
+        await bot.send_message(group.id, "hi")
+    assert exc_info.value.retry_after == dtm.timedelta(seconds=7)
+    assert fake.messages(group.id) == []  # failed calls have no effect
+    call = fake.calls_for("sendMessage")[0]
+    assert (call.error_code, call.injected) == (429, True)
+    assert call.description == "Too Many Requests: retry after 7"
+    await bot.send_message(group.id, "hi")  # only the next call failed
+
+
+async def test_fail_next_matches_chat_and_status(fake: FakeTelegram, bot: Bot) -> None:
+    one = fake.group(-1001, "One")
+    two = fake.group(-1002, "Two")
+    fake.fail_next(
+        "sendMessage", 403, "Forbidden: bot was kicked from the supergroup chat", chat_id=two.id
+    )
+    fake.fail_next("editMessageText", 400, "Bad Request: something odd")
+    await bot.send_message(one.id, "fine")
+    with pytest.raises(Forbidden, match="kicked"):
+        await bot.send_message(two.id, "nope")
+    with pytest.raises(BadRequest, match=r"(?i)something odd"):
+        await bot.edit_message_text("x", chat_id=one.id, message_id=1)
+
+
+async def test_timeouts(fake: FakeTelegram, bot: Bot) -> None:
+    group = fake.group(-1001, "Club")
+    fake.timeout_next("sendMessage")
+    with pytest.raises(TimedOut):
+        await bot.send_message(group.id, "lost")
+    assert fake.messages(group.id) == []
+    fake.timeout_next("sendMessage", applied=True)
+    with pytest.raises(TimedOut):
+        await bot.send_message(group.id, "sent, answer lost")
+    assert [m.text for m in fake.messages(group.id)] == ["sent, answer lost"]
+    assert all(c.timed_out for c in fake.calls_for("sendMessage"))
+
+
+# --------------------------------------------------------------------------- application
+
+
+async def test_application_command_and_callback(fake: FakeTelegram) -> None:
+    alice = fake.user(1, "Alice", language_code="de")
+    bob = fake.user(2, "Bob")
+    group = fake.group(-1001, "Club", admins={alice}, members=[bob])
+    errors: list[BaseException] = []
+
+    async def newgame(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_chat is not None
+        assert update.effective_user is not None
+        lang = update.effective_user.language_code
+        await update.effective_chat.send_message(
+            f"Lobby ({lang}): {context.args}",
+            reply_markup=keyboard([("Join", "join")]),
+        )
+
+    async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        assert query is not None
+        await query.answer(f"{query.from_user.first_name} joined", show_alert=True)
+        await query.edit_message_text("Lobby: Bob", reply_markup=keyboard([("Join", "join")]))
+
+    async def on_error(update: object, context: CallbackContext[Any, Any, Any, Any]) -> None:
+        assert context.error is not None
+        errors.append(context.error)
+
+    app = fake.make_application()
+    app.add_handler(CommandHandler("newgame", newgame))
+    app.add_handler(CallbackQueryHandler(on_button, pattern="^join$"))
+    app.add_error_handler(on_error)
+
+    async with app:
+        await fake.deliver(app, alice.send(group, f"/newgame@{BOT_USERNAME} quick"))
+        await fake.deliver(app, alice.send(group, "/newgame@other_bot"))  # not for us
+        await fake.deliver(app, alice.send(group, "/newgame"))
+        lobbies = fake.messages(group.id)
+        assert [m.text for m in lobbies] == ["Lobby (de): ['quick']", "Lobby (de): []"]
+
+        tap = bob.tap(lobbies[0], "Join")
+        assert tap["callback_query"]["data"] == "join"
+        assert fake.answer_for(tap) is None
+        await fake.deliver(app, tap)
+        answer = fake.answer_for(tap)
+        assert answer is not None
+        assert (answer.text, answer.show_alert) == ("Bob joined", True)
+        assert lobbies[0].text == "Lobby: Bob"
+        assert fake.unanswered_callbacks() == []
+
+        # The same tap again: the bot's identical edit is refused like Telegram does.
+        await fake.deliver(app, bob.tap(lobbies[0], "join"))
+    assert len(errors) == 1
+    assert isinstance(errors[0], BadRequest)
+    assert "not modified" in str(errors[0])
+    with pytest.raises(LookupError):
+        bob.tap(lobbies[0], "Leave")
+
+
+async def test_callback_query_can_be_answered_once(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.user(1, "Alice")
+    group = fake.group(-1001, "Club", members=[alice])
+    await bot.send_message(group.id, "x", reply_markup=keyboard([("Go", "go")]))
+    tap = alice.tap(fake.last_message(group.id), "go")
+    query_id = tap["callback_query"]["id"]
+    assert await bot.answer_callback_query(query_id, "ok")
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await bot.answer_callback_query(query_id, "again")
+    with pytest.raises(BadRequest, match=r"(?i)query is too old"):
+        await bot.answer_callback_query("123", "never existed")
+    forged = alice.tap_raw(fake.last_message(group.id), "stale:v1")
+    assert forged["callback_query"]["data"] == "stale:v1"
+
+
+async def test_group_event_updates_reach_handlers(fake: FakeTelegram) -> None:
+    owner = fake.user(1, "Owner")
+    member = fake.user(2, "Member")
+    group = fake.group(-55, "Basic", owner=owner, members=[member])
+    seen: list[str] = []
+
+    async def my_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.my_chat_member is not None
+        seen.append(f"bot:{update.my_chat_member.new_chat_member.status}")
+
+    async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        seen.append(f"migrate:{update.effective_message.migrate_to_chat_id}")
+
+    async def left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        assert update.effective_message.left_chat_member is not None
+        seen.append(f"left:{update.effective_message.left_chat_member.id}")
+
+    app = fake.make_application()
+    app.add_handler(ChatMemberHandler(my_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))
+    app.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, left))
+    async with app:
+        await fake.deliver(
+            app,
+            member.leave(group),
+            group.migrate_to_supergroup(-1000055),
+            group.remove_bot(owner),
+            owner.block_bot(),
+        )
+    assert seen == ["left:2", "migrate:-1000055", "bot:kicked", "bot:kicked"]
+
+
+async def test_updates_have_increasing_ids(fake: FakeTelegram) -> None:
+    alice = fake.user(1, "Alice")
+    group = fake.group(-1001, "Club")
+    ids = [alice.send(group, "a")["update_id"], alice.start_private()["update_id"]]
+    ids.append(alice.block_bot()["update_id"])
+    assert ids == sorted(ids)
+    assert len(set(ids)) == 3
+
+
+async def test_polling_with_long_poll(fake: FakeTelegram) -> None:
+    alice = fake.user(1, "Alice")
+    received = asyncio.Event()
+    texts: list[str] = []
+
+    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        assert update.effective_message.text is not None
+        texts.append(update.effective_message.text)
+        await update.effective_message.reply_text("pong")
+        received.set()
+
+    app: AnyApp = fake.make_application()
+    app.add_handler(MessageHandler(filters.TEXT, echo))
+    fake.queue(alice.start_private())
+    async with app:
+        assert app.updater is not None
+        await app.updater.start_polling(poll_interval=0)
+        await app.start()
+        await asyncio.wait_for(received.wait(), 5)  # guard only; returns at once
+        received.clear()
+        # Nothing queued now: the bot is parked in a long poll until we queue.
+        fake.queue(alice.send_private("ping"))
+        await asyncio.wait_for(received.wait(), 5)
+        await app.updater.stop()
+        await app.stop()
+    assert texts == ["/start", "ping"]
+    assert [m.text for m in fake.messages(alice.id)] == ["pong", "pong"]
+    polls = fake.calls_for("getUpdates")
+    assert any(c.params.get("timeout") == 10 for c in polls)  # PTB's default long poll
+    assert polls[-1].params.get("timeout") == 0  # PTB confirms the offset on stop
+    assert fake.pending_updates == []  # confirmed by the final offset
+    assert fake.count("deleteWebhook") == 1  # polling bootstrap
