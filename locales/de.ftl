@@ -118,10 +118,10 @@ hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.
 
 ## Ereignisse (die letzten Züge am Tisch)
 
-log-attack = { $player } spielt { $card } aus
-log-defend = { $player } schlägt { $attack } mit { $card }
-log-transfer = { $player } schiebt mit { $card } an { $target } weiter
-log-show = { $player } zeigt { $card } und schiebt an { $target } weiter
+log-attack = { $player } spielt aus
+log-defend = { $player } schlägt eine Karte
+log-transfer = { $player } schiebt an { $target } weiter
+log-show = { $player } zeigt einen Trumpf und schiebt an { $target } weiter
 log-take = { $player } nimmt auf
 log-pass = { $player } ist fertig
 log-beaten =
@@ -135,7 +135,7 @@ log-picked =
        *[other] { $player } nimmt { $count } Karten auf
     }
 log-out = { $player } ist raus
-log-exchange = { $player } tauscht { $card } gegen den Trumpf { $trump }
+log-exchange = { $player } tauscht den niedrigsten Trumpf gegen den offenen Trumpf
 log-resign = { $player } gibt auf
 log-redeal = { $player } möchte neu austeilen lassen
 log-timeout = Bei { $player } ist die Zeit abgelaufen

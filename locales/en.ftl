@@ -118,10 +118,10 @@ hand-bot-removed = I was removed from the group; the game has ended.
 
 ## Events (the table's last moves)
 
-log-attack = { $player } played { $card }
-log-defend = { $player } covered { $attack } with { $card }
-log-transfer = { $player } transferred with { $card } to { $target }
-log-show = { $player } showed { $card } and transferred to { $target }
+log-attack = { $player } attacked
+log-defend = { $player } covered a card
+log-transfer = { $player } transferred to { $target }
+log-show = { $player } showed a trump and transferred to { $target }
 log-take = { $player } takes
 log-pass = { $player } is done
 log-beaten =
@@ -135,7 +135,7 @@ log-picked =
        *[other] { $player } picked up { $count } cards
     }
 log-out = { $player } is out
-log-exchange = { $player } swapped { $card } for the trump { $trump }
+log-exchange = { $player } swapped the lowest trump for the face-up trump
 log-resign = { $player } gave up
 log-redeal = { $player } asked for a new deal
 log-timeout = { $player } ran out of time

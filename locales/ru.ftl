@@ -138,10 +138,10 @@ hand-bot-removed = Меня удалили из группы — игра око
 
 ## События (последние ходы за столом)
 
-log-attack = { $player } ходит { $card }
-log-defend = { $player } бьёт { $attack } картой { $card }
-log-transfer = { $player } переводит картой { $card } на { $target }
-log-show = { $player } показывает { $card } и переводит на { $target }
+log-attack = { $player } ходит
+log-defend = { $player } отбивает карту
+log-transfer = { $player } переводит на { $target }
+log-show = { $player } показывает козырь и переводит на { $target }
 log-take = { $player } берёт
 log-pass = { $player }: бито
 log-beaten =
@@ -159,7 +159,7 @@ log-picked =
        *[other] { $player } берёт { $count } карты
     }
 log-out = { $player } выходит из игры
-log-exchange = { $player } меняет { $card } на козырь { $trump }
+log-exchange = { $player } меняет младший козырь на открытый
 log-resign = { $player } сдаётся
 log-redeal = { $player } просит пересдачу
 log-timeout = { $player }: время вышло

@@ -1,1 +1,77 @@
-"""Database boundary: repositories over SQLite (aiosqlite)."""
+"""Database boundary: repositories over SQLite (aiosqlite). No SQL outside this package.
+
+async with Database.connect("sqlite:///data/durak.sqlite3") as db:
+    async with db.transaction() as tx:
+        record = await tx.games.active_for_chat(chat_id=chat_id)
+        ...
+        record.version = await tx.games.save(record=record, expected_version=record.version)
+"""
+
+from storage.database import Database, Transaction
+from storage.errors import (
+    Conflict,
+    DatabaseBusy,
+    InvalidRecord,
+    NotFound,
+    SchemaTooNew,
+    StorageError,
+    StoredGameError,
+)
+from storage.records import (
+    ACTIVE_STATUSES,
+    ChatSettings,
+    FinishedGame,
+    GameRecord,
+    GameStatus,
+    LeaderboardRow,
+    Lobby,
+    Participant,
+    ParticipantResult,
+    Player,
+    PlayerRecord,
+    Seat,
+    utcnow,
+)
+from storage.repositories import (
+    OVERALL_SCOPE,
+    ChatRepository,
+    GameRepository,
+    PlayerRepository,
+    ResultRepository,
+)
+from storage.schema import LATEST_VERSION
+from storage.url import DEFAULT_DATABASE_URL, DatabaseURL, parse_database_url
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "DEFAULT_DATABASE_URL",
+    "LATEST_VERSION",
+    "OVERALL_SCOPE",
+    "ChatRepository",
+    "ChatSettings",
+    "Conflict",
+    "Database",
+    "DatabaseBusy",
+    "DatabaseURL",
+    "FinishedGame",
+    "GameRecord",
+    "GameRepository",
+    "GameStatus",
+    "InvalidRecord",
+    "LeaderboardRow",
+    "Lobby",
+    "NotFound",
+    "Participant",
+    "ParticipantResult",
+    "Player",
+    "PlayerRecord",
+    "PlayerRepository",
+    "ResultRepository",
+    "SchemaTooNew",
+    "Seat",
+    "StorageError",
+    "StoredGameError",
+    "Transaction",
+    "parse_database_url",
+    "utcnow",
+]

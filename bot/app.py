@@ -1,0 +1,120 @@
+"""One place builds the application (python-telegram-bot v22).
+
+`build_application` wires settings, the HTTP request objects, handlers and the
+start-up/shut-down hooks. `post_init` (run by `run_polling`/`run_webhook`, or
+by `start_services` in tests) opens the database, registers the command menus,
+resumes every stored game and starts the deadline scheduler; `post_shutdown`
+stops the scheduler, publishes pending table edits and closes the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
+from telegram.error import TelegramError
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+from telegram.request import BaseRequest
+
+from bot.config import Settings
+from bot.handlers import SERVICE_KEY, register
+from bot.i18n import Translator
+from bot.service import GameService
+from storage import Database, utcnow
+
+logger = logging.getLogger(__name__)
+
+GROUP_COMMANDS = ("newgame", "rules", "hand", "leave", "cancel", "help")
+PRIVATE_COMMANDS = ("start", "hand", "help")
+SCHEDULER_KEY = "scheduler"
+
+
+def build_application(
+    settings: Settings,
+    *,
+    request: BaseRequest | None = None,
+    get_updates_request: BaseRequest | None = None,
+    rate_limiter: bool = True,
+    clock: Callable[[], datetime] = utcnow,
+    translator: Translator | None = None,
+    seeds: Callable[[], int | None] | None = None,
+) -> Application:  # type: ignore[type-arg]
+    builder: ApplicationBuilder = (  # type: ignore[type-arg]
+        Application.builder()
+        .token(settings.bot_token.get_secret_value())
+        .base_url(settings.bot_api_base_url)
+        .concurrent_updates(256)  # chats in parallel; GameService serialises each chat
+        .post_init(start_services)
+        .post_shutdown(stop_services)
+    )
+    if request is not None:
+        builder = builder.request(request)
+    if get_updates_request is not None:
+        builder = builder.get_updates_request(get_updates_request)
+    if rate_limiter:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+    application = builder.build()
+    application.bot_data["settings"] = settings
+    application.bot_data["clock"] = clock
+    application.bot_data["seeds"] = seeds or (lambda: None)
+    application.bot_data["translator"] = translator or Translator(default=settings.default_language)
+    register(application)
+    return application
+
+
+async def start_services(application: Application) -> None:  # type: ignore[type-arg]
+    """Open the database, register commands, resume games, start the deadline scheduler."""
+    settings: Settings = application.bot_data["settings"]
+    tr: Translator = application.bot_data["translator"]
+    db = await Database.open(settings.database_url)
+    me = application.bot.username if application.bot._bot_user else None
+    if me is None:
+        me = (await application.bot.get_me()).username
+    service = GameService(
+        db=db,
+        bot=application.bot,
+        tr=tr,
+        settings=settings,
+        bot_username=me or "",
+        clock=application.bot_data["clock"],
+        seeds=application.bot_data["seeds"],
+    )
+    application.bot_data[SERVICE_KEY] = service
+    await register_commands(application, tr)
+    resumed = await service.resume_all()
+    logger.info("resumed %d games", resumed)
+    application.bot_data[SCHEDULER_KEY] = asyncio.create_task(service.run_scheduler())
+
+
+async def stop_services(application: Application) -> None:  # type: ignore[type-arg]
+    task: asyncio.Task[Any] | None = application.bot_data.pop(SCHEDULER_KEY, None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    service: GameService | None = application.bot_data.pop(SERVICE_KEY, None)
+    if service is not None:
+        with contextlib.suppress(Exception):
+            await service.flush()
+        await service.db.close()
+
+
+async def register_commands(application: Application, tr: Translator) -> None:  # type: ignore[type-arg]
+    """Command menus per scope (groups, private chats) and per language."""
+    bot = application.bot
+    try:
+        for lang in (None, *tr.languages):
+            code = lang or ""
+            for scope, names in (
+                (BotCommandScopeAllGroupChats(), GROUP_COMMANDS),
+                (BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
+            ):
+                commands = [BotCommand(n, tr.t(lang or tr.default, f"cmd-{n}")) for n in names]
+                await bot.set_my_commands(commands, scope=scope, language_code=code or None)
+    except TelegramError as exc:
+        logger.warning("could not register the command menus: %s", exc)

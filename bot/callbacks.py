@@ -1,0 +1,172 @@
+"""Compact callback data for inline buttons (Telegram allows 64 bytes).
+
+Game buttons carry the game id and the move number they were drawn at, so a tap
+on an old keyboard is recognised as stale and changes nothing:
+
+    m<game>.<move>.<code>    code: c<i> tap card i, d<a>-<c> cover card a with c,
+                             t<i> transfer, s<i> show trump, T take, P pass,
+                             X exchange trump, D redeal, R resign (confirmed), r refresh
+    l<game>.<op>             lobby: j join, q leave, s start, x cancel, a<level> add computer
+    a<game>                  play again (a new lobby with the same players)
+
+Anything else is forged or from another bot version: `decode` raises `BadCallback`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from engine import (
+    Action,
+    Attack,
+    Card,
+    Defend,
+    ExchangeTrump,
+    Pass,
+    Redeal,
+    Resign,
+    ShowTrump,
+    Take,
+    Transfer,
+)
+
+MAX_CALLBACK_BYTES: Final = 64
+
+LobbyOp = Literal["join", "leave", "start", "cancel", "add"]
+_LOBBY_OPS: Final[dict[str, LobbyOp]] = {
+    "j": "join",
+    "q": "leave",
+    "s": "start",
+    "x": "cancel",
+    "a": "add",
+}
+_LOBBY_CODES: Final = {v: k for k, v in _LOBBY_OPS.items()}
+
+
+class BadCallback(ValueError):
+    """Callback data this bot did not make (forged, corrupted or from an old version)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CardTap:
+    """The player tapped a card; what it means is decided against the legal actions."""
+
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """Re-send the current keyboard."""
+
+
+@dataclass(frozen=True, slots=True)
+class MoveData:
+    game_id: int
+    move: int
+    intent: Action | CardTap | Refresh
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyData:
+    game_id: int
+    op: LobbyOp
+    arg: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AgainData:
+    game_id: int
+
+
+CallbackData = MoveData | LobbyData | AgainData
+
+_SIMPLE: Final[dict[str, Action]] = {
+    "T": Take(),
+    "P": Pass(),
+    "X": ExchangeTrump(),
+    "D": Redeal(),
+    "R": Resign(),
+}
+_SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
+
+_MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
+_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxa])([a-z]{0,8})")
+_AGAIN = re.compile(r"a(\d{1,12})")
+
+
+def _code(intent: Action | CardTap | Refresh) -> str:
+    match intent:
+        case CardTap(card=card):
+            return f"c{card.index}"
+        case Refresh():
+            return "r"
+        case Defend(attack=attack, card=card):
+            return f"d{attack.index}-{card.index}"
+        case Transfer(card=card):
+            return f"t{card.index}"
+        case ShowTrump(card=card):
+            return f"s{card.index}"
+        case Attack(card=card):
+            return f"c{card.index}"
+    code = _SIMPLE_CODES.get(type(intent))
+    if code is None:
+        raise ValueError(f"no callback code for {intent!r}")
+    return code
+
+
+def encode_move(game_id: int, move: int, intent: Action | CardTap | Refresh) -> str:
+    return f"m{game_id}.{move}.{_code(intent)}"
+
+
+def encode_lobby(game_id: int, op: LobbyOp, arg: str = "") -> str:
+    return f"l{game_id}.{_LOBBY_CODES[op]}{arg}"
+
+
+def encode_again(game_id: int) -> str:
+    return f"a{game_id}"
+
+
+def _card(index: str) -> Card:
+    if not index:
+        raise BadCallback("card index missing")
+    i = int(index)
+    if i >= 52:
+        raise BadCallback(f"no card {i}")
+    return Card.from_index(i)
+
+
+def decode(data: str | None) -> CallbackData:
+    """Parse callback data made by this module; raise `BadCallback` for anything else."""
+    if not data or len(data.encode()) > MAX_CALLBACK_BYTES:
+        raise BadCallback("empty or oversized callback data")
+    if m := _MOVE.fullmatch(data):
+        game_id, move, letter, a, b = (
+            int(m[1]),
+            int(m[2]),
+            m[3],
+            m[4] or "",
+            m[5],
+        )
+        intent: Action | CardTap | Refresh
+        if letter == "c" and b is None:
+            intent = CardTap(_card(a))
+        elif letter == "d" and b is not None:
+            intent = Defend(_card(a), _card(b))
+        elif letter == "t" and b is None:
+            intent = Transfer(_card(a))
+        elif letter == "s" and b is None:
+            intent = ShowTrump(_card(a))
+        elif letter == "r" and not a and b is None:
+            intent = Refresh()
+        elif letter in _SIMPLE and not a and b is None:
+            intent = _SIMPLE[letter]
+        else:
+            raise BadCallback(f"unknown move code {data!r}")
+        return MoveData(game_id, move, intent)
+    if m := _LOBBY.fullmatch(data):
+        return LobbyData(int(m[1]), _LOBBY_OPS[m[2]], m[3])
+    if m := _AGAIN.fullmatch(data):
+        return AgainData(int(m[1]))
+    raise BadCallback(f"unknown callback data {data!r}")

@@ -1,0 +1,54 @@
+"""Settings from the environment and `.env` (pydantic-settings).
+
+Every setting is documented in `.env.example`. `BOT_TOKEN` is a secret: it is
+held as a `SecretStr`, so it never shows in a repr, a log line or an error.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TELEGRAM_API = "https://api.telegram.org/bot"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    bot_token: SecretStr = Field(description="the bot's token from @BotFather (required)")
+    database_url: str = "sqlite:///data/durak.sqlite3"
+    bot_api_base_url: str = TELEGRAM_API
+    default_language: Literal["en", "de", "ru"] = "en"
+    turn_timeout: int = Field(default=90, ge=0, description="seconds per turn; 0 = no timeout")
+    lobby_timeout: int = Field(default=600, ge=0, description="seconds; 0 = lobbies never expire")
+    operator_chat_id: int | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    table_edit_interval: float = Field(
+        default=3.0, ge=0, description="seconds between edits of one group's table message"
+    )
+    computer_delay: float = Field(default=1.5, ge=0, description="seconds a computer 'thinks'")
+
+    @field_validator("bot_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr) -> SecretStr:
+        token = value.get_secret_value().strip()
+        head, _, tail = token.partition(":")
+        if not head.isdigit() or len(tail) < 5:
+            raise ValueError("does not look like a bot token (digits:secret)")
+        return SecretStr(token)
+
+    @field_validator("operator_chat_id", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("bot_api_base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value

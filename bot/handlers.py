@@ -1,0 +1,209 @@
+"""Handlers: turn Telegram updates into `GameService` calls. No game logic here.
+
+Registered by `bot.app.build_application`, in this order: commands, button taps,
+membership changes, group migration, then the error handler.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import traceback
+
+from telegram import Chat, Update, User
+from telegram.constants import ChatMemberStatus, ChatType, ParseMode
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bot import render
+from bot.callbacks import AgainData, BadCallback, LobbyData, MoveData, decode
+from bot.service import GameService, Person
+
+logger = logging.getLogger(__name__)
+
+SERVICE_KEY = "service"
+
+
+def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
+    service: GameService = context.application.bot_data[SERVICE_KEY]
+    return service
+
+
+def person_of(user: User) -> Person:
+    return Person(user_id=user.id, name=user.full_name or str(user.id), language=user.language_code)
+
+
+def _is_group(chat: Chat | None) -> bool:
+    return chat is not None and chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+async def _reply(update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, **args: str) -> None:
+    message = update.effective_message
+    if message is None:
+        return
+    user = update.effective_user
+    text = service_of(context).t(user.language_code if user else None, key, **args)
+    await message.reply_text(text, parse_mode=ParseMode.HTML, disable_web_page_preview=True)
+
+
+async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    if not _is_group(chat):
+        await _reply(update, context, "newgame-in-group")
+        return
+    await service_of(context).new_game(
+        chat_id=chat.id,
+        chat_title=chat.title or "",
+        person=person_of(user),
+        message_id=message.message_id if message else None,
+    )
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None:
+        return
+    if chat.type != ChatType.PRIVATE:
+        await _reply(update, context, "help-text")
+        return
+    service = service_of(context)
+    payload = context.args[0] if context.args else ""
+    if payload:
+        await service.start_payload(person=person_of(user), payload=payload)
+    else:
+        await service.welcome(person=person_of(user))
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await _reply(update, context, "help-text")
+
+
+async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, message = update.effective_chat, update.effective_message
+    if chat is None or message is None:
+        return
+    service = service_of(context)
+    text = await service.rules_text(chat_id=chat.id, fallback_language=_lang(update))
+    await message.reply_text(text, parse_mode=ParseMode.HTML)
+
+
+def _lang(update: Update) -> str | None:
+    return update.effective_user.language_code if update.effective_user else None
+
+
+async def hand_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None:
+        return
+    await service_of(context).resend_hand(
+        person=person_of(user), chat_id=chat.id if _is_group(chat) else None
+    )
+
+
+async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    if not _is_group(chat):
+        await _reply(update, context, "newgame-in-group")
+        return
+    await service_of(context).leave(
+        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
+    )
+
+
+async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    if not _is_group(chat):
+        await _reply(update, context, "newgame-in-group")
+        return
+    await service_of(context).cancel(
+        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
+    )
+
+
+async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query, user = update.callback_query, update.effective_user
+    if query is None or user is None:
+        return
+    service = service_of(context)
+    person = person_of(user)
+    try:
+        data = decode(query.data)
+    except BadCallback:
+        logger.info("refused callback data from user %s", user.id)
+        await service.out.answer(query, service.t(user.language_code, "error-unknown-button"))
+        return
+    if isinstance(data, MoveData):
+        await service.move(query=query, person=person, data=data)
+    elif isinstance(data, LobbyData):
+        await service.lobby_action(query=query, person=person, data=data)
+    elif isinstance(data, AgainData):
+        await service.play_again(query=query, person=person, data=data)
+
+
+async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The bot's own membership changed: removed from a group ends its game."""
+    change = update.my_chat_member
+    if change is None:
+        return
+    gone = change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
+    if gone and _is_group(change.chat):
+        await service_of(context).bot_removed(chat_id=change.chat.id)
+
+
+async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message = update.effective_message
+    if message is None or message.migrate_to_chat_id is None:
+        return
+    await service_of(context).migrate(
+        old_chat_id=message.chat.id, new_chat_id=message.migrate_to_chat_id
+    )
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
+    logger.error("error while handling an update", exc_info=context.error)
+    service: GameService | None = context.application.bot_data.get(SERVICE_KEY)
+    if service is None or service.settings.operator_chat_id is None:
+        return
+    error = context.error
+    trace = "".join(traceback.format_exception(error)) if error else ""
+    token = service.settings.bot_token.get_secret_value()
+    trace = trace.replace(token, "<token>")[-3000:]
+    text = f"<b>Error</b>: {html.escape(type(error).__name__)}\n<pre>{html.escape(trace)}</pre>"
+    try:
+        await context.bot.send_message(
+            service.settings.operator_chat_id, text, parse_mode=ParseMode.HTML
+        )
+    except Exception:
+        logger.exception("could not report the error to the operator chat")
+
+
+def register(application: Application) -> None:  # type: ignore[type-arg]
+    """Wire the handlers, in this order: commands, buttons, membership, migration, errors."""
+    application.add_handler(CommandHandler("newgame", new_game))
+    application.add_handler(CommandHandler("start", start))
+    application.add_handler(CommandHandler("help", help_command))
+    application.add_handler(CommandHandler("rules", rules_command))
+    application.add_handler(CommandHandler("hand", hand_command))
+    application.add_handler(CommandHandler("leave", leave_command))
+    application.add_handler(CommandHandler("cancel", cancel_command))
+    application.add_handler(CallbackQueryHandler(button))
+    application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
+    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))
+    application.add_error_handler(on_error)
+
+
+__all__ = ["SERVICE_KEY", "register", "render"]

@@ -1,0 +1,184 @@
+"""Everything the bot sends to Telegram goes through here.
+
+Telegram's answers are folded into a few outcomes the game logic understands:
+"message is not modified" is success, a message that vanished is sent anew, a
+user who blocked the bot is reported as `Blocked`, and a group edit is coalesced
+so that a group never gets more than one table edit per `interval` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from telegram import Bot, CallbackQuery, Message
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from bot.render import Rendered
+
+logger = logging.getLogger(__name__)
+
+NOT_MODIFIED: Final = "message is not modified"
+NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message can't be edited")
+
+
+class Blocked(Exception):
+    """The user blocked the bot, never started it, or the bot left the group (403)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    message_id: int
+    new: bool
+    """True when a new message was sent (the old one was gone or there was none)."""
+
+
+class Outbox:
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+
+    async def send(
+        self, chat_id: int, rendered: Rendered, *, reply_to: int | None = None
+    ) -> Message:
+        """Send a message. Raises `Blocked` on 403; other Telegram errors propagate."""
+        try:
+            return await self.bot.send_message(
+                chat_id,
+                rendered.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=rendered.keyboard,
+                disable_web_page_preview=True,
+                reply_to_message_id=reply_to,
+                allow_sending_without_reply=True,
+            )
+        except Forbidden as exc:
+            raise Blocked(str(exc)) from exc
+
+    async def show(self, chat_id: int, message_id: int | None, rendered: Rendered) -> Sent:
+        """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone.
+
+        Raises `Blocked` on 403.
+        """
+        if message_id is not None:
+            try:
+                await self.bot.edit_message_text(
+                    rendered.text,
+                    chat_id=chat_id,
+                    message_id=message_id,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=rendered.keyboard,
+                    disable_web_page_preview=True,
+                )
+                return Sent(message_id, new=False)
+            except Forbidden as exc:
+                raise Blocked(str(exc)) from exc
+            except BadRequest as exc:
+                text = exc.message.lower()
+                if NOT_MODIFIED in text:
+                    return Sent(message_id, new=False)
+                if not any(reason in text for reason in NOT_FOUND):
+                    raise
+                logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
+        message = await self.send(chat_id, rendered)
+        return Sent(message.message_id, new=True)
+
+    async def close_keyboard(self, chat_id: int, message_id: int, rendered: Rendered) -> None:
+        """Final text of a message whose buttons are no longer valid; errors are logged only."""
+        try:
+            await self.show(chat_id, message_id, rendered)
+        except (Blocked, TelegramError) as exc:
+            logger.info("could not close message %s in %s: %s", message_id, chat_id, exc)
+
+    async def answer(
+        self,
+        query: CallbackQuery | None,
+        text: str | None = None,
+        *,
+        alert: bool = False,
+        url: str | None = None,
+    ) -> None:
+        """Answer a button tap (every tap is answered, or the client shows a spinner)."""
+        if query is None:
+            return
+        try:
+            await query.answer(text=text[:200] if text else None, show_alert=alert, url=url)
+        except TelegramError as exc:  # too old, or a network error: nothing to undo
+            logger.info("could not answer callback query: %s", exc)
+
+
+class Coalescer:
+    """Runs `publish(key)` at most once per `interval` seconds per key, always with the
+    latest state: requests that arrive in between are merged into one later run."""
+
+    def __init__(
+        self,
+        publish: Callable[[int], Awaitable[None]],
+        interval: float,
+        *,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._publish = publish
+        self.interval = interval
+        self._clock = clock or (lambda: asyncio.get_running_loop().time())
+        self._last: dict[int, float] = {}
+        self._pending: dict[int, asyncio.Task[None]] = {}
+
+    async def request(self, key: int) -> None:
+        if key in self._pending:
+            return  # a run is already scheduled and will publish the latest state
+        now = self._clock()
+        wait = self._last.get(key, -1e18) + self.interval - now
+        if wait <= 0:
+            await self._run(key)
+            return
+        self._pending[key] = asyncio.create_task(self._later(key, wait))
+
+    async def _later(self, key: int, wait: float) -> None:
+        me = asyncio.current_task()
+        try:
+            await asyncio.sleep(wait)
+        finally:
+            if self._pending.get(key) is me:
+                del self._pending[key]
+        await self._run(key)
+
+    async def _run(self, key: int) -> None:
+        self._last[key] = self._clock()
+        try:
+            await self._publish(key)
+        except RetryAfter as exc:
+            logger.warning("rate limited in chat %s: retry after %s", key, exc.retry_after)
+            self._last[key] = self._clock() + float(
+                exc.retry_after.total_seconds()
+                if hasattr(exc.retry_after, "total_seconds")
+                else exc.retry_after
+            )
+        except Exception:
+            logger.exception("publishing chat %s failed", key)
+
+    async def flush(self) -> None:
+        """Publish everything pending now (shutdown, tests)."""
+        pending = list(self._pending.items())
+        self._pending.clear()
+        for key, task in pending:
+            task.cancel()
+            await self._run(key)
+
+    async def flush_key(self, key: int) -> None:
+        """Drop a scheduled run for `key` (the caller publishes right away instead)."""
+        task = self._pending.pop(key, None)
+        if task:
+            task.cancel()
+
+    def pending(self) -> frozenset[int]:
+        return frozenset(self._pending)
+
+    def forget(self, key: int) -> None:
+        task = self._pending.pop(key, None)
+        if task:
+            task.cancel()
+        self._last.pop(key, None)

@@ -1,0 +1,490 @@
+"""Pure rendering: (game view, language) -> message text (Telegram HTML) and keyboards.
+
+Nothing here talks to Telegram or the database, so every text is tested without
+either. The public table is drawn from `game.view(None)`, which holds no hand:
+a hand can only reach the player it belongs to, through `hand()`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.callbacks import CardTap, Refresh, encode_again, encode_lobby, encode_move
+from bot.i18n import Translator
+from engine import (
+    Action,
+    Attack,
+    Card,
+    Defend,
+    ExchangeTrump,
+    GameView,
+    Outcome,
+    Pass,
+    Redeal,
+    Resign,
+    Rules,
+    ShowTrump,
+    Take,
+    Transfer,
+)
+
+CARDS_PER_ROW: Final = 6
+MAX_LOG_LINES: Final = 4
+_REFRESH: Final = Refresh()
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    keyboard: InlineKeyboardMarkup | None = None
+
+    def signature(self) -> tuple[str, Any]:
+        """What Telegram compares for 'message is not modified'."""
+        return (self.text, self.keyboard.to_dict() if self.keyboard else None)
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def card_text(card: Card | None) -> str:
+    return "—" if card is None else str(card)
+
+
+def _name(names: Mapping[str, str], player: str) -> str:
+    return esc(names.get(player, player))
+
+
+# ---------------------------------------------------------------- rules
+
+
+def rules_lines(tr: Translator, lang: str, rules: Rules) -> list[str]:
+    """The rules in force, one short line each."""
+    preset = rules.preset_name()
+    yes, no = tr.t(lang, "value-on"), tr.t(lang, "value-off")
+    lines = [
+        tr.t(lang, "rules-preset", preset=tr.t(lang, f"preset-{preset or 'custom'}")),
+        tr.t(lang, "rules-deck", count=rules.deck_size),
+        tr.t(lang, "rules-throw-in", mode=tr.t(lang, f"throw-in-{rules.throw_in}")),
+        tr.t(lang, "rules-first-bout", count=rules.first_bout_limit),
+        tr.t(lang, "rules-transfer", value=yes if rules.transfer else no),
+    ]
+    if rules.transfer:
+        lines.append(
+            tr.t(lang, "rules-show-trump", value=yes if rules.transfer_by_showing_trump else no)
+        )
+    lines.append(tr.t(lang, "rules-trump-exchange", value=yes if rules.trump_exchange else no))
+    return lines
+
+
+def rules_text(tr: Translator, lang: str, rules: Rules, turn_timeout: int) -> str:
+    lines = [f"<b>{tr.t(lang, 'rules-title')}</b>", *rules_lines(tr, lang, rules)]
+    if turn_timeout:
+        lines.append(tr.t(lang, "rules-timeout", seconds=turn_timeout))
+    else:
+        lines.append(tr.t(lang, "rules-no-timeout"))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- lobby
+
+
+@dataclass(frozen=True, slots=True)
+class LobbySeat:
+    name: str
+    is_computer: bool = False
+
+
+def lobby(
+    tr: Translator,
+    lang: str,
+    *,
+    game_id: int,
+    opener: str,
+    seats: Sequence[LobbySeat],
+    rules: Rules,
+    turn_timeout: int,
+    closed: str | None = None,
+) -> Rendered:
+    """The lobby message: rules in force, players so far, Join/Leave/Start/Cancel.
+
+    `closed` is a locale key ("lobby-expired", "lobby-cancelled", "lobby-started"):
+    the lobby is over and shows no buttons.
+    """
+    names = ", ".join(esc(s.name) + (" 🤖" if s.is_computer else "") for s in seats) or tr.t(
+        lang, "lobby-nobody"
+    )
+    lines = [
+        f"<b>{tr.t(lang, 'lobby-title')}</b>",
+        tr.t(lang, "lobby-created", name=esc(opener)),
+        "",
+        *rules_lines(tr, lang, rules),
+        tr.t(lang, "rules-timeout", seconds=turn_timeout)
+        if turn_timeout
+        else tr.t(lang, "rules-no-timeout"),
+        "",
+        tr.t(lang, "lobby-players", count=len(seats), max=rules.max_players, names=names),
+    ]
+    if closed:
+        lines += ["", f"<i>{tr.t(lang, closed)}</i>"]
+        return Rendered("\n".join(lines))
+    if len(seats) < 2:
+        lines.append(tr.t(lang, "lobby-need-players", min=2))
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-join"), callback_data=encode_lobby(game_id, "join")
+                ),
+                InlineKeyboardButton(
+                    tr.t(lang, "button-leave"), callback_data=encode_lobby(game_id, "leave")
+                ),
+            ],
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-start"), callback_data=encode_lobby(game_id, "start")
+                ),
+                InlineKeyboardButton(
+                    tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")
+                ),
+            ],
+        ]
+    )
+    return Rendered("\n".join(lines), keyboard)
+
+
+# ---------------------------------------------------------------- event log
+
+
+def log_line(tr: Translator, lang: str, entry: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    """One past event in words. Entries are small dicts stored with the game (see bot.log)."""
+    kind = entry.get("e", "")
+    args: dict[str, str | int] = {}
+    for key in ("p", "to"):
+        if key in entry:
+            args["player" if key == "p" else "target"] = _name(names, str(entry[key]))
+    if "n" in entry:
+        args["count"] = int(entry["n"])
+    key = f"log-{kind}"
+    if not tr.has(key):
+        return ""
+    return tr.t(lang, key, **args)
+
+
+# ---------------------------------------------------------------- table (public)
+
+
+def _role_of(view: GameView, player: str) -> str | None:
+    if player not in view.active_players:
+        return "out"
+    if player == view.defender:
+        return "defender"
+    if player == view.attacker:
+        return "attacker"
+    return None
+
+
+def _table_lines(tr: Translator, lang: str, view: GameView) -> list[str]:
+    if not view.table:
+        return [tr.t(lang, "table-empty")]
+    pairs = []
+    for attack, defence in view.table:
+        pairs.append(f"{card_text(attack)} ← {card_text(defence)}" if defence else str(attack))
+    return ["  ".join(pairs[i : i + 3]) for i in range(0, len(pairs), 3)]
+
+
+def _trump_line(tr: Translator, lang: str, view: GameView) -> str:
+    return tr.t(
+        lang,
+        "table-trump",
+        card=card_text(view.trump_card) if view.trump_card else view.trump_suit.value,
+        stock=view.stock_size,
+        discard=view.discard_size,
+    )
+
+
+def waiting_line(
+    tr: Translator, lang: str, view: GameView, names: Mapping[str, str], seconds: int | None
+) -> str:
+    if not view.to_act:
+        return ""
+    who = ", ".join(_name(names, p) for p in view.players if p in view.to_act)
+    if seconds is not None:
+        return tr.t(lang, "table-waiting-deadline", names=who, seconds=max(0, seconds))
+    return tr.t(lang, "table-waiting", names=who)
+
+
+def table(
+    tr: Translator,
+    lang: str,
+    view: GameView,
+    *,
+    names: Mapping[str, str],
+    computers: frozenset[str] = frozenset(),
+    log: Sequence[Mapping[str, Any]] = (),
+    seconds_left: int | None = None,
+    bot_username: str | None = None,
+) -> Rendered:
+    """The group's table message, from the public view only."""
+    assert view.hand is None, "the group table is drawn from the public view"
+    lines = [f"<b>{tr.t(lang, 'table-title')}</b>", _trump_line(tr, lang, view), ""]
+    for p in view.players:
+        role = _role_of(view, p)
+        mark = {"attacker": "⚔️", "defender": "🛡", "out": "✅"}.get(role or "", "▫️")
+        bot_mark = " 🤖" if p in computers else ""
+        status = ""
+        if role == "out":
+            status = tr.t(lang, "seat-out")
+        else:
+            status = tr.t(lang, "cards-count", count=view.hand_counts[p])
+            if role == "defender" and view.defender_took:
+                status += " · " + tr.t(lang, "seat-takes")
+            elif p in view.passed:
+                status += " · " + tr.t(lang, "seat-passed")
+        lines.append(f"{mark} {_name(names, p)}{bot_mark}: {status}")
+    lines += ["", *_table_lines(tr, lang, view)]
+    recent = [line for e in log[-MAX_LOG_LINES:] if (line := log_line(tr, lang, e, names))]
+    if recent:
+        lines += ["", *(f"<i>{line}</i>" for line in recent)]
+    waiting = waiting_line(tr, lang, view, names, seconds_left)
+    if waiting:
+        lines += ["", waiting]
+    keyboard = None
+    if bot_username:
+        keyboard = InlineKeyboardMarkup(
+            [
+                [
+                    InlineKeyboardButton(
+                        tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}"
+                    )
+                ]
+            ]
+        )
+    return Rendered("\n".join(lines), keyboard)
+
+
+# ---------------------------------------------------------------- hand (private)
+
+
+def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, str]) -> str:
+    me = view.viewer
+    assert me is not None
+    if view.is_over:
+        return ""
+    if me not in view.active_players:
+        return tr.t(lang, "hand-you-are-out")
+    if me == view.defender:
+        if view.defender_took:
+            return tr.t(lang, "hand-you-take")
+        return tr.t(lang, "hand-you-defend", player=_name(names, view.attacker))
+    if not view.table:
+        if me == view.attacker:
+            return tr.t(lang, "hand-you-open", player=_name(names, view.defender))
+        return tr.t(
+            lang,
+            "hand-they-open",
+            player=_name(names, view.attacker),
+            target=_name(names, view.defender),
+        )
+    if any(isinstance(a, Attack) for a in view.legal):
+        return tr.t(lang, "hand-you-may-add", player=_name(names, view.defender))
+    return tr.t(
+        lang,
+        "hand-they-open",
+        player=_name(names, view.attacker),
+        target=_name(names, view.defender),
+    )
+
+
+def _action_buttons(
+    tr: Translator, lang: str, view: GameView, game_id: int
+) -> list[InlineKeyboardButton]:
+    move = view.move_number
+    buttons = []
+    transfers = [a for a in view.legal if isinstance(a, Transfer)]
+    if len(transfers) == 1:
+        buttons.append(
+            InlineKeyboardButton(
+                tr.t(lang, "button-transfer", card=str(transfers[0].card)),
+                callback_data=encode_move(game_id, move, transfers[0]),
+            )
+        )
+    for action in view.legal:
+        if isinstance(action, ShowTrump):
+            label = tr.t(lang, "button-show-trump", card=str(action.card))
+        elif isinstance(action, Take):
+            label = tr.t(lang, "button-take")
+        elif isinstance(action, Pass):
+            label = tr.t(lang, "button-pass")
+        elif isinstance(action, ExchangeTrump):
+            label = tr.t(lang, "button-exchange")
+        elif isinstance(action, Redeal):
+            label = tr.t(lang, "button-redeal")
+        else:
+            continue
+        buttons.append(
+            InlineKeyboardButton(label, callback_data=encode_move(game_id, move, action))
+        )
+    return buttons
+
+
+def _card_label(card: Card, playable: bool) -> str:
+    return str(card) if playable else f"·{card}·"
+
+
+def hand(
+    tr: Translator,
+    lang: str,
+    view: GameView,
+    *,
+    game_id: int,
+    names: Mapping[str, str],
+    chat_title: str,
+    seconds_left: int | None = None,
+    choice: Sequence[Action] | None = None,
+) -> Rendered:
+    """A player's private hand message: what they need to decide, and their cards as buttons.
+
+    Cards that can be played now are plain; others are shown between dots and answer
+    why not when tapped. `choice` replaces the cards with the options of an ambiguous
+    tap (a card that covers several attack cards, or covers and transfers).
+    """
+    me = view.viewer
+    assert me is not None
+    assert view.hand is not None
+    active = is_active(view.legal) or me in view.to_act
+    lines = [tr.t(lang, "hand-title", chat=esc(chat_title)), _trump_line(tr, lang, view)]
+    if active:  # a passive player's message shows no table: it would go stale unedited
+        lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(_table_lines(tr, lang, view))}"]
+    role = _your_role(tr, lang, view, names)
+    if role:
+        lines += ["", f"<b>{role}</b>"]
+    if me in view.to_act and seconds_left is not None:
+        lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
+    move = view.move_number
+    rows: list[list[InlineKeyboardButton]] = []
+    if choice:
+        lines += ["", tr.t(lang, "hand-choose")]
+        for action in choice:
+            if isinstance(action, Defend):
+                label = tr.t(lang, "button-cover", attack=str(action.attack), card=str(action.card))
+            elif isinstance(action, Transfer):
+                label = tr.t(lang, "button-transfer", card=str(action.card))
+            else:
+                label = str(action)
+            rows.append(
+                [InlineKeyboardButton(label, callback_data=encode_move(game_id, move, action))]
+            )
+        rows.append(
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-back"), callback_data=encode_move(game_id, move, _REFRESH)
+                )
+            ]
+        )
+        return Rendered("\n".join(lines), InlineKeyboardMarkup(rows))
+    playable = playable_cards(view.legal)
+    cards = [
+        InlineKeyboardButton(
+            _card_label(c, c in playable), callback_data=encode_move(game_id, move, CardTap(c))
+        )
+        for c in view.hand
+    ]
+    rows = [cards[i : i + CARDS_PER_ROW] for i in range(0, len(cards), CARDS_PER_ROW)]
+    actions = _action_buttons(tr, lang, view, game_id)
+    if actions:
+        rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
+    if not view.hand:
+        lines += ["", tr.t(lang, "hand-empty")]
+    return Rendered("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
+
+
+def is_active(legal: Sequence[Action]) -> bool:
+    """Whether the player has something to decide now (anything but resigning)."""
+    return any(not isinstance(a, Resign) for a in legal)
+
+
+def playable_cards(legal: Sequence[Action]) -> frozenset[Card]:
+    """Cards that some legal action plays: attack, cover or transfer."""
+    out: set[Card] = set()
+    for a in legal:
+        if isinstance(a, (Attack | Transfer, Defend)):
+            out.add(a.card)
+    return frozenset(out)
+
+
+def actions_for_card(legal: Sequence[Action], card: Card) -> list[Action]:
+    """What tapping `card` can mean now: one action (play it), several (ask), none (why not)."""
+    return [a for a in legal if isinstance(a, Attack | Transfer | Defend) and a.card is card]
+
+
+# ---------------------------------------------------------------- the end
+
+
+def result(
+    tr: Translator,
+    lang: str,
+    outcome: Outcome,
+    *,
+    game_id: int,
+    names: Mapping[str, str],
+    reason: str | None = None,
+) -> Rendered:
+    """The result message, with a Play again button."""
+    lines = [f"<b>{tr.t(lang, 'result-title')}</b>"]
+    if outcome.durak is None:
+        lines.append(tr.t(lang, "result-draw"))
+    else:
+        lines.append(tr.t(lang, "result-durak", player=_name(names, outcome.durak)))
+        if reason:
+            lines.append(tr.t(lang, reason, player=_name(names, outcome.durak)))
+    place = 1
+    order = []
+    for group in outcome.out_order:
+        order.append(f"{place}. " + ", ".join(_name(names, p) for p in group))
+        place += len(group)
+    if order:
+        lines += ["", tr.t(lang, "result-order"), *order]
+    lines.append(tr.t(lang, "result-bouts", count=outcome.bouts))
+    keyboard = InlineKeyboardMarkup(
+        [[InlineKeyboardButton(tr.t(lang, "button-again"), callback_data=encode_again(game_id))]]
+    )
+    return Rendered("\n".join(lines), keyboard)
+
+
+# ---------------------------------------------------------------- small messages
+
+
+def confirm_leave(tr: Translator, lang: str, *, game_id: int, move: int, name: str) -> Rendered:
+    """/leave: a confirm button; pressing it resigns the player who presses (R18)."""
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-resign"),
+                    callback_data=encode_move(game_id, move, Resign()),
+                )
+            ]
+        ]
+    )
+    return Rendered(tr.t(lang, "leave-confirm", player=esc(name)), keyboard)
+
+
+def add_to_group_keyboard(
+    tr: Translator, lang: str | None, bot_username: str
+) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-add-to-group"),
+                    url=f"https://t.me/{bot_username}?startgroup=play",
+                )
+            ]
+        ]
+    )

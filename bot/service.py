@@ -1,0 +1,1016 @@
+"""The game service: turns what people do into engine actions, stores, and renders.
+
+One `GameService` per bot process. Every change to a chat's game happens under
+that chat's lock, in this order: load (from the in-memory copy, or the database),
+check, apply, save in one transaction (the move is acknowledged only then), and
+render. If saving fails, the in-memory copy is dropped and the stored state wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from telegram import Bot, CallbackQuery
+from telegram.constants import ChatMemberStatus
+from telegram.error import TelegramError
+
+from bot import render
+from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
+from bot.config import Settings
+from bot.i18n import Translator
+from bot.log import entries_for
+from bot.outbox import Blocked, Coalescer, Outbox
+from engine import (
+    Action,
+    Attack,
+    Defend,
+    ErrorCode,
+    Game,
+    IllegalMove,
+    Pass,
+    Resign,
+    Take,
+)
+from storage import (
+    Conflict,
+    Database,
+    FinishedGame,
+    GameRecord,
+    Lobby,
+    NotFound,
+    Participant,
+    Player,
+    Seat,
+    utcnow,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
+LOG_KEEP: Final = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Who sent an update."""
+
+    user_id: int
+    name: str
+    language: str | None = None
+
+    @property
+    def player_id(self) -> str:
+        return str(self.user_id)
+
+
+class GameService:
+    def __init__(
+        self,
+        *,
+        db: Database,
+        bot: Bot,
+        tr: Translator,
+        settings: Settings,
+        bot_username: str,
+        clock: Callable[[], datetime] = utcnow,
+        seeds: Callable[[], int | None] = lambda: None,
+    ) -> None:
+        self.db = db
+        self.bot = bot
+        self.tr = tr
+        self.settings = settings
+        self.bot_username = bot_username
+        self.clock = clock
+        self.seeds = seeds  # None: a fresh random deal; tests pass fixed seeds
+        self.out = Outbox(bot)
+        self.tables = Coalescer(self._publish_table, settings.table_edit_interval)
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
+        self._chat_of: dict[int, int] = {}  # game id -> chat id
+        self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
+        self._deadline_changed = asyncio.Event()
+
+    # ------------------------------------------------------------------ helpers
+
+    def t(self, lang: str | None, key: str, **args: str | int) -> str:
+        return self.tr.t(lang, key, **args)
+
+    def lang_of(self, record: GameRecord, player_id: str) -> str:
+        langs: Mapping[str, str] = record.meta.get("langs", {})
+        return langs.get(player_id) or record.language
+
+    def names(self, record: GameRecord) -> dict[str, str]:
+        return {s.player_id: s.name for s in record.lobby.seats}
+
+    def computers(self, record: GameRecord) -> frozenset[str]:
+        return frozenset(s.player_id for s in record.lobby.seats if s.is_computer)
+
+    def deep_link(self, payload: str = "") -> str:
+        base = f"https://t.me/{self.bot_username}"
+        return f"{base}?start={payload}" if payload else base
+
+    def seconds_left(self, record: GameRecord) -> int | None:
+        if record.deadline is None:
+            return None
+        return max(0, round((record.deadline - self.clock()).total_seconds()))
+
+    def turn_timeout(self, record: GameRecord) -> int:
+        value = record.meta.get("turn_timeout")
+        return int(value) if value is not None else self.settings.turn_timeout
+
+    async def _load(self, chat_id: int) -> GameRecord | None:
+        record = self._live.get(chat_id)
+        if record is not None:
+            return record
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                record = await tx.games.active_for_chat(chat_id=chat_id)
+        except NotFound:
+            return None
+        self._remember(record)
+        return record
+
+    def _remember(self, record: GameRecord) -> None:
+        assert record.id is not None
+        self._live[record.chat_id] = record
+        self._chat_of[record.id] = record.chat_id
+
+    def _forget(self, record: GameRecord) -> None:
+        if self._live.get(record.chat_id) is record:
+            del self._live[record.chat_id]
+        self.tables.forget(record.chat_id)
+
+    async def chat_of_game(self, game_id: int) -> int | None:
+        chat_id = self._chat_of.get(game_id)
+        if chat_id is not None:
+            return chat_id
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                record = await tx.games.get(game_id=game_id)
+        except NotFound:
+            return None
+        self._chat_of[game_id] = record.chat_id
+        return record.chat_id
+
+    async def _save(self, record: GameRecord, result: FinishedGame | None = None) -> None:
+        """Commit the record (and the finished game, if any) in one transaction."""
+        try:
+            async with self.db.transaction() as tx:
+                record.version = await tx.games.save(record=record, expected_version=record.version)
+                if result is not None:
+                    await tx.results.record(result=result)
+        except BaseException:
+            self._forget(record)  # the stored state wins
+            raise
+        if record.status not in ("lobby", "running"):
+            self._forget(record)
+        self._deadline_changed.set()
+
+    async def _is_admin(self, chat_id: int, user_id: int) -> bool:
+        try:
+            member = await self.bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            return False
+        return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+
+    async def _note_player(self, person: Person, *, can_message: bool | None = None) -> Player:
+        async with self.db.transaction() as tx:
+            try:
+                known = await tx.players.get(user_id=person.user_id)
+            except NotFound:
+                known = Player(user_id=person.user_id, name=person.name, can_message=False)
+            player = Player(
+                user_id=person.user_id,
+                name=person.name,
+                language=self.tr.normalize(person.language) if person.language else known.language,
+                can_message=known.can_message if can_message is None else can_message,
+            )
+            if player != known or can_message is not None:
+                await tx.players.upsert(player=player)
+        return player
+
+    # ------------------------------------------------------------------ lobby
+
+    async def new_game(
+        self, *, chat_id: int, chat_title: str, person: Person, message_id: int | None
+    ) -> None:
+        """/newgame in a group: open a lobby, or point to the one already open."""
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is not None:
+                anchor = record.table_message_id or record.lobby.message_id
+                key = "newgame-running" if record.status == "running" else "newgame-lobby-open"
+                await self.out.send(
+                    chat_id,
+                    render.Rendered(self.t(record.language, key)),
+                    reply_to=anchor,
+                )
+                return
+            await self._open_lobby(chat_id, chat_title, person, seats=[])
+
+    async def _open_lobby(
+        self, chat_id: int, chat_title: str, person: Person, seats: Sequence[Seat]
+    ) -> GameRecord:
+        async with self.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        player = await self._note_player(person)
+        language = settings.language or player.language or self.settings.default_language
+        language = self.tr.normalize(language)
+        seats = list(seats)
+        if not any(s.user_id == person.user_id for s in seats) and player.can_message:
+            seats.insert(
+                0, Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
+            )
+        now = self.clock()
+        record = GameRecord(
+            chat_id=chat_id,
+            status="lobby",
+            language=language,
+            rules=settings.rules,
+            lobby=Lobby(opener_id=person.user_id, seats=seats),
+            deadline=now + timedelta(seconds=self.settings.lobby_timeout)
+            if self.settings.lobby_timeout
+            else None,
+            meta={
+                "title": chat_title,
+                "opener": person.name,
+                "turn_timeout": settings.turn_timeout,
+                "langs": {},
+                "log": [],
+            },
+        )
+        async with self.db.transaction() as tx:
+            record = await tx.games.create(record=record)
+        self._remember(record)
+        message = await self.out.send(chat_id, self._render_lobby(record))
+        record.lobby.message_id = message.message_id
+        await self._save(record)
+        return record
+
+    def _render_lobby(self, record: GameRecord, closed: str | None = None) -> render.Rendered:
+        assert record.id is not None
+        return render.lobby(
+            self.tr,
+            record.language,
+            game_id=record.id,
+            opener=str(record.meta.get("opener", "")),
+            seats=[render.LobbySeat(s.name, s.is_computer) for s in record.lobby.seats],
+            rules=record.rules,
+            turn_timeout=self.turn_timeout(record),
+            closed=closed,
+        )
+
+    async def _refresh_lobby(self, record: GameRecord, closed: str | None = None) -> None:
+        if record.lobby.message_id is None:
+            return
+        try:
+            sent = await self.out.show(
+                record.chat_id, record.lobby.message_id, self._render_lobby(record, closed)
+            )
+        except (Blocked, TelegramError) as exc:
+            logger.info("could not update lobby of chat %s: %s", record.chat_id, exc)
+            return
+        if sent.new and closed is None:
+            record.lobby.message_id = sent.message_id
+            await self._save(record)
+
+    async def lobby_action(self, *, query: CallbackQuery, person: Person, data: LobbyData) -> None:
+        chat_id = await self.chat_of_game(data.game_id)
+        lang = person.language
+        if chat_id is None:
+            await self.out.answer(query, self.t(lang, "error-game-gone"))
+            return
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is None or record.id != data.game_id or record.status != "lobby":
+                await self.out.answer(query, self.t(lang, "error-lobby-closed"))
+                return
+            lang = record.language
+            if data.op == "join":
+                await self._join(record, person, query)
+            elif data.op == "leave":
+                seats = record.lobby.seats
+                if not any(s.user_id == person.user_id for s in seats):
+                    await self.out.answer(query, self.t(lang, "lobby-not-joined"))
+                    return
+                record.lobby.seats = [s for s in seats if s.user_id != person.user_id]
+                await self._save(record)
+                await self.out.answer(query, self.t(lang, "lobby-left"))
+                await self._refresh_lobby(record)
+            elif data.op == "start":
+                await self._start(record, person, query)
+            elif data.op == "cancel":
+                if not await self._may_manage(record, person):
+                    await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
+                    return
+                record.status = "cancelled"
+                record.deadline = None
+                await self._save(record)
+                await self.out.answer(query, self.t(lang, "lobby-cancelled"))
+                await self._refresh_lobby(record, closed="lobby-cancelled")
+            else:
+                await self.out.answer(query, self.t(lang, "error-unknown-button"))
+
+    async def _may_manage(self, record: GameRecord, person: Person) -> bool:
+        if record.lobby.opener_id == person.user_id:
+            return True
+        return await self._is_admin(record.chat_id, person.user_id)
+
+    async def _join(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
+        lang = record.language
+        assert record.id is not None
+        if any(s.user_id == person.user_id for s in record.lobby.seats):
+            await self.out.answer(query, self.t(lang, "lobby-already-joined"))
+            return
+        if len(record.lobby.seats) >= record.rules.max_players:
+            await self.out.answer(query, self.t(lang, "lobby-full"), alert=True)
+            return
+        player = await self._note_player(person)
+        if not player.can_message:
+            # Only a user who started the bot can get a private hand. Try once: a user who
+            # started it before we knew about them gets the message; others get the link.
+            try:
+                await self.out.send(
+                    person.user_id,
+                    render.Rendered(
+                        self.t(
+                            player.language or lang,
+                            "private-joined",
+                            chat=render.esc(str(record.meta.get("title", ""))),
+                        )
+                    ),
+                )
+            except (Blocked, TelegramError):
+                await self.out.answer(query, url=self.deep_link(f"j{record.id}"))
+                return
+            await self._note_player(person, can_message=True)
+        self._seat(record, person, player.language)
+        await self._save(record)
+        await self.out.answer(query, self.t(lang, "lobby-joined"))
+        await self._refresh_lobby(record)
+
+    def _seat(self, record: GameRecord, person: Person, language: str | None) -> None:
+        record.lobby.seats.append(
+            Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
+        )
+        if language:
+            record.meta.setdefault("langs", {})[person.player_id] = language
+
+    async def start_payload(self, *, person: Person, payload: str) -> None:
+        """/start j<game> in the private chat: the deep link from Join."""
+        player = await self._note_player(person, can_message=True)
+        lang = player.language
+        game_id = int(payload[1:]) if payload[:1] == "j" and payload[1:].isdigit() else None
+        chat_id = await self.chat_of_game(game_id) if game_id is not None else None
+        if chat_id is None:
+            await self.welcome(person=person)
+            return
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is None or record.id != game_id or record.status != "lobby":
+                await self.out.send(
+                    person.user_id, render.Rendered(self.t(lang, "error-lobby-closed"))
+                )
+                return
+            title = render.esc(str(record.meta.get("title", "")))
+            if any(s.user_id == person.user_id for s in record.lobby.seats):
+                await self.out.send(
+                    person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
+                )
+                return
+            if len(record.lobby.seats) >= record.rules.max_players:
+                await self.out.send(person.user_id, render.Rendered(self.t(lang, "lobby-full")))
+                return
+            self._seat(record, person, lang)
+            await self._save(record)
+            await self.out.send(
+                person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
+            )
+            await self._refresh_lobby(record)
+            await self.out.send(
+                record.chat_id,
+                render.Rendered(
+                    self.t(record.language, "group-joined", player=render.esc(person.name))
+                ),
+            )
+
+    async def welcome(self, *, person: Person) -> None:
+        """/start without a payload: how to play; also unblocks a player mid-game."""
+        player = await self._note_player(person, can_message=True)
+        await self.out.send(
+            person.user_id,
+            render.Rendered(
+                self.t(player.language, "welcome"),
+                render.add_to_group_keyboard(self.tr, player.language, self.bot_username),
+            ),
+        )
+        for record in list(self._live.values()):
+            if record.status == "running" and person.player_id in record.meta.get("blocked", []):
+                async with self._locks[record.chat_id]:
+                    record.meta["blocked"].remove(person.player_id)
+                    self._sent_hands.pop((record.id or 0, person.player_id), None)
+                    await self._save(record)
+                    await self._publish_hands(record, only={person.player_id}, force=True)
+
+    async def _start(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
+        lang = record.language
+        if not await self._may_manage(record, person):
+            await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
+            return
+        if len(record.lobby.seats) < 2:
+            await self.out.answer(query, self.t(lang, "lobby-need-players", min=2), alert=True)
+            return
+        await self._begin(record)
+        await self.out.answer(query, self.t(lang, "lobby-started"))
+
+    async def _begin(self, record: GameRecord) -> None:
+        """Deal, store, and show the table and every hand."""
+        players = [s.player_id for s in record.lobby.seats]
+        previous = record.meta.get("previous_durak")
+        record.game = Game.new(
+            players,
+            rules=record.rules,
+            seed=self.seeds(),
+            previous_durak=previous if previous in players else None,
+        )
+        record.status = "running"
+        record.started_at = self.clock()
+        record.meta["log"] = []
+        self._set_deadline(record)
+        await self._save(record)
+        await self._refresh_lobby(record, closed="lobby-started")
+        await self._publish_table_now(record)
+        await self._publish_hands(record, force=True)
+
+    def _set_deadline(self, record: GameRecord) -> None:
+        timeout = self.turn_timeout(record)
+        running = record.status == "running" and record.game is not None
+        record.deadline = self.clock() + timedelta(seconds=timeout) if running and timeout else None
+
+    async def play_again(self, *, query: CallbackQuery, person: Person, data: AgainData) -> None:
+        chat_id = await self.chat_of_game(data.game_id)
+        if chat_id is None:
+            await self.out.answer(query, self.t(person.language, "error-game-gone"))
+            return
+        async with self._locks[chat_id]:
+            current = await self._load(chat_id)
+            if current is not None:
+                await self.out.answer(query, self.t(current.language, "newgame-lobby-open"))
+                return
+            async with self.db.transaction(readonly=True) as tx:
+                old = await tx.games.get(game_id=data.game_id)
+            if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
+                await self.out.answer(query, self.t(old.language, "error-not-in-game"))
+                return
+            record = await self._open_lobby(
+                chat_id,
+                str(old.meta.get("title", "")),
+                person,
+                seats=list(old.lobby.seats),
+            )
+            record.meta["langs"] = dict(old.meta.get("langs", {}))
+            record.meta["previous_durak"] = old.game.durak
+            await self._save(record)
+            await self.out.answer(query, self.t(record.language, "lobby-again"))
+
+    # ------------------------------------------------------------------ moves
+
+    async def move(self, *, query: CallbackQuery, person: Person, data: MoveData) -> None:
+        """A tap on a hand (or confirm) button."""
+        chat_id = await self.chat_of_game(data.game_id)
+        lang = person.language
+        if chat_id is None:
+            await self.out.answer(query, self.t(lang, "error-game-gone"))
+            return
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if (
+                record is None
+                or record.id != data.game_id
+                or record.status != "running"
+                or record.game is None
+            ):
+                await self.out.answer(query, self.t(lang, "error-game-gone"))
+                return
+            game = record.game
+            pid = person.player_id
+            if pid not in game.players:
+                await self.out.answer(query, self.t(lang, "error-not-in-game"))
+                return
+            lang = self.lang_of(record, pid)
+            intent = data.intent
+            if isinstance(intent, Refresh):
+                await self.out.answer(query)
+                await self._publish_hands(record, only={pid}, force=True)
+                return
+            if data.move != game.move_number and not isinstance(intent, Resign):
+                await self.out.answer(query, self.t(lang, "error-stale"))
+                await self._publish_hands(record, only={pid}, force=True)
+                return
+            action: Action
+            if isinstance(intent, CardTap):
+                options = render.actions_for_card(game.legal_actions(pid), intent.card)
+                if not options:
+                    await self.out.answer(query, self._why_not(record, pid, intent))
+                    return
+                if len(options) > 1:
+                    await self.out.answer(query)
+                    await self._publish_hands(record, only={pid}, force=True, choice=options)
+                    return
+                action = options[0]
+            else:
+                action = intent
+            try:
+                events = game.apply(pid, action)
+            except IllegalMove as exc:
+                await self.out.answer(query, self.error_text(lang, exc.code))
+                return
+            record.timeouts.pop(pid, None)
+            if isinstance(action, Resign):
+                record.meta.setdefault("left", {})[pid] = "resigned"
+            try:
+                await self._after_moves(record, [(pid, events)])
+            except Conflict:
+                await self.out.answer(query, self.t(lang, "error-conflict"))
+                return
+            await self.out.answer(query)
+            await self._render_after(record)
+
+    def error_text(self, lang: str | None, code: ErrorCode) -> str:
+        return self.t(lang, f"error-{code.value.replace('_', '-')}")
+
+    def _why_not(self, record: GameRecord, pid: str, tap: CardTap) -> str:
+        """Why the tapped card cannot be played now, in the engine's words."""
+        assert record.game is not None
+        lang = self.lang_of(record, pid)
+        game = record.game
+        probe = game.copy()
+        attempt: Action = Attack(tap.card)
+        if pid == game.defender:
+            open_attacks = [a for a, d in game.table if d is None]
+            if open_attacks and not game.defender_took:
+                attempt = Defend(open_attacks[0], tap.card)
+        try:
+            probe.apply(pid, attempt)
+        except IllegalMove as exc:
+            return self.error_text(lang, exc.code)
+        return self.t(lang, "error-not-your-turn")
+
+    async def _after_moves(
+        self, record: GameRecord, moves: Iterable[tuple[str, list[Any]]]
+    ) -> None:
+        """Log, set the deadline, store (with the result if the game ended)."""
+        assert record.game is not None
+        log: list[dict[str, Any]] = record.meta.setdefault("log", [])
+        for pid, events in moves:
+            log.extend(entries_for(pid, events))
+        del log[:-LOG_KEEP]
+        result = None
+        if record.game.is_over:
+            record.status = "finished"
+            record.deadline = None
+            result = self._finished(record)
+        else:
+            self._set_deadline(record)
+        await self._save(record, result)
+
+    def _finished(self, record: GameRecord) -> FinishedGame:
+        game = record.game
+        assert game is not None and game.outcome is not None and record.id is not None
+        outcome = game.outcome
+        left: Mapping[str, str] = record.meta.get("left", {})
+        seats = {s.player_id: s for s in record.lobby.seats}
+        places: dict[str, int] = {}
+        place = 1
+        for group in outcome.out_order:
+            for p in group:
+                places[p] = place
+            place += len(group)
+        rest = [p for p in game.players if p not in places and p != outcome.durak]
+        for p in rest:
+            places[p] = place
+        if rest:
+            place += len(rest)
+        if outcome.durak is not None:
+            places[outcome.durak] = place
+        participants = []
+        for seat_no, p in enumerate(game.players):
+            seat = seats[p]
+            if outcome.draw:
+                res = "draw"
+            elif p == outcome.durak:
+                res = left.get(p, "durak")
+            else:
+                res = "won"
+            participants.append(
+                Participant(
+                    seat=seat_no,
+                    player_id=p,
+                    user_id=seat.user_id,
+                    name=seat.name,
+                    is_computer=seat.is_computer,
+                    result=res,  # type: ignore[arg-type]
+                    place=places[p],
+                )
+            )
+        return FinishedGame(
+            chat_id=record.chat_id,
+            game_id=record.id,
+            rules=record.rules,
+            started_at=record.started_at or record.created_at,
+            ended_at=self.clock(),
+            bouts=outcome.bouts,
+            draw=outcome.draw,
+            durak=outcome.durak,
+            participants=participants,
+            practice=bool(record.meta.get("practice")),
+        )
+
+    async def _render_after(self, record: GameRecord) -> None:
+        """Show the new state: hands whose options changed, the table, the result."""
+        await self._publish_hands(record)
+        if record.status == "finished":
+            await self.tables.flush_key(record.chat_id)
+            await self._publish_table_now(record)
+            await self._send_result(record)
+        else:
+            await self.tables.request(record.chat_id)
+
+    async def _send_result(self, record: GameRecord) -> None:
+        assert record.game is not None and record.game.outcome is not None
+        assert record.id is not None
+        outcome = record.game.outcome
+        reason = None
+        if outcome.durak is not None:
+            why = record.meta.get("left", {}).get(outcome.durak)
+            reason = {"resigned": "result-resigned", "timed_out": "result-timed-out"}.get(why or "")
+        rendered = render.result(
+            self.tr,
+            record.language,
+            outcome,
+            game_id=record.id,
+            names=self.names(record),
+            reason=reason,
+        )
+        try:
+            await self.out.send(record.chat_id, rendered)
+        except (Blocked, TelegramError) as exc:
+            logger.warning("could not post the result in chat %s: %s", record.chat_id, exc)
+
+    # ------------------------------------------------------------------ rendering
+
+    async def _publish_table(self, chat_id: int) -> None:
+        record = self._live.get(chat_id)
+        if record is not None and record.status == "running":
+            await self._publish_table_now(record)
+
+    async def _publish_table_now(self, record: GameRecord) -> None:
+        assert record.game is not None
+        rendered = render.table(
+            self.tr,
+            record.language,
+            record.game.view(None),
+            names=self.names(record),
+            computers=self.computers(record),
+            log=record.meta.get("log", []),
+            seconds_left=self.seconds_left(record) if record.status == "running" else None,
+            bot_username=self.bot_username if record.status == "running" else None,
+        )
+        try:
+            sent = await self.out.show(record.chat_id, record.table_message_id, rendered)
+        except Blocked:
+            await self._bot_gone(record)
+            return
+        if sent.new:
+            record.table_message_id = sent.message_id
+            if record.status == "running":
+                await self._save(record)
+            else:
+                await self._save_quietly(record)
+
+    async def _save_quietly(self, record: GameRecord) -> None:
+        try:
+            await self._save(record)
+        except Exception:
+            logger.exception("could not store message ids of game %s", record.id)
+
+    def _hand_state(self, record: GameRecord, pid: str) -> Any:
+        """What a hand message depends on. A player who can act sees the table, so their
+        message follows every change; a passive player's message shows no table and changes
+        only with their cards, the roles or the stock (see `render.hand`)."""
+        game = record.game
+        assert game is not None
+        legal = tuple(game.legal_actions(pid))
+        if render.is_active(legal) or pid in game.to_act:
+            return (game.hand(pid), legal, tuple(game.table), game.attacker, game.defender)
+        return (game.hand(pid), game.attacker, game.defender, game.stock_size, game.is_over)
+
+    async def _publish_hands(
+        self,
+        record: GameRecord,
+        *,
+        only: set[str] | None = None,
+        force: bool = False,
+        choice: Sequence[Action] | None = None,
+    ) -> None:
+        """Edit each hand message whose cards or options changed (or all, with `force`)."""
+        game = record.game
+        assert game is not None and record.id is not None
+        blocked: list[str] = record.meta.setdefault("blocked", [])
+        changed_ids = False
+        for seat in record.lobby.seats:
+            pid = seat.player_id
+            if seat.is_computer or seat.user_id is None or (only is not None and pid not in only):
+                continue
+            if pid in blocked and not force:
+                continue
+            key = (record.id, pid)
+            state = self._hand_state(record, pid)
+            if not force and self._sent_hands.get(key) == state:
+                continue
+            view = game.view(pid)
+            rendered = render.hand(
+                self.tr,
+                self.lang_of(record, pid),
+                view,
+                game_id=record.id,
+                names=self.names(record),
+                chat_title=str(record.meta.get("title", "")),
+                seconds_left=self.seconds_left(record),
+                choice=choice,
+            )
+            if game.is_over:
+                rendered = render.Rendered(rendered.text)
+            try:
+                sent = await self.out.show(seat.user_id, record.hand_messages.get(pid), rendered)
+            except Blocked:
+                self._sent_hands.pop(key, None)
+                if pid not in blocked:
+                    blocked.append(pid)
+                    changed_ids = True
+                    await self._announce_blocked(record, seat)
+                continue
+            except TelegramError as exc:
+                logger.warning("could not update the hand of %s: %s", pid, exc)
+                self._sent_hands.pop(key, None)
+                continue
+            self._sent_hands[key] = None if choice else state
+            if sent.new:
+                record.hand_messages[pid] = sent.message_id
+                changed_ids = True
+        if changed_ids:
+            await self._save_quietly(record)
+
+    async def _announce_blocked(self, record: GameRecord, seat: Seat) -> None:
+        with contextlib.suppress(Blocked, TelegramError):
+            await self.out.send(
+                record.chat_id,
+                render.Rendered(
+                    self.t(
+                        record.language,
+                        "group-blocked",
+                        player=render.esc(seat.name),
+                        link=self.deep_link(),
+                    )
+                ),
+            )
+        with contextlib.suppress(Exception):
+            async with self.db.transaction() as tx:
+                if seat.user_id is not None:
+                    await tx.players.set_can_message(user_id=seat.user_id, value=False)
+
+    async def resend_hand(self, *, person: Person, chat_id: int | None) -> None:
+        """/hand: send the hand again as a new private message."""
+        records = (
+            [r for r in (await self._load(chat_id),) if r is not None]
+            if chat_id is not None
+            else [r for r in self._live.values() if person.player_id in self.names(r)]
+        )
+        for record in records:
+            if record.status != "running" or person.player_id not in self.names(record):
+                continue
+            async with self._locks[record.chat_id]:
+                record.hand_messages.pop(person.player_id, None)
+                self._sent_hands.pop((record.id or 0, person.player_id), None)
+                blocked = record.meta.get("blocked", [])
+                if person.player_id in blocked:
+                    blocked.remove(person.player_id)
+                await self._publish_hands(record, only={person.player_id}, force=True)
+            return
+        await self.out.send(
+            person.user_id, render.Rendered(self.t(person.language, "error-no-game"))
+        )
+
+    # ------------------------------------------------------------------ commands
+
+    async def rules_text(self, *, chat_id: int, fallback_language: str | None) -> str:
+        """/rules: the rules of the running game, or the chat's settings for the next one."""
+        record = await self._load(chat_id)
+        if record is not None:
+            return render.rules_text(
+                self.tr, record.language, record.rules, self.turn_timeout(record)
+            )
+        async with self.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        lang = self.tr.normalize(settings.language or fallback_language)
+        timeout = (
+            settings.turn_timeout
+            if settings.turn_timeout is not None
+            else self.settings.turn_timeout
+        )
+        return render.rules_text(self.tr, lang, settings.rules, timeout)
+
+    async def leave(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
+        """/leave in a group: ask to confirm resigning (R18)."""
+        record = await self._load(chat_id)
+        lang = record.language if record else person.language
+        if record is None or record.status != "running" or record.game is None:
+            await self.out.send(
+                chat_id, render.Rendered(self.t(lang, "error-no-game")), reply_to=message_id
+            )
+            return
+        if person.player_id not in record.game.active_players:
+            await self.out.send(
+                chat_id, render.Rendered(self.t(lang, "error-not-in-game")), reply_to=message_id
+            )
+            return
+        await self.out.send(
+            chat_id,
+            render.confirm_leave(
+                self.tr,
+                record.language,
+                game_id=record.id or 0,
+                move=record.game.move_number,
+                name=person.name,
+            ),
+            reply_to=message_id,
+        )
+
+    async def cancel(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
+        """/cancel: the opener or an admin ends the lobby or game; no result is stored."""
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is None:
+                await self.out.send(
+                    chat_id,
+                    render.Rendered(self.t(person.language, "error-no-game")),
+                    reply_to=message_id,
+                )
+                return
+            lang = record.language
+            if not await self._may_manage(record, person):
+                await self.out.send(
+                    chat_id, render.Rendered(self.t(lang, "error-not-opener")), reply_to=message_id
+                )
+                return
+            was_lobby = record.status == "lobby"
+            record.status = "cancelled"
+            record.deadline = None
+            await self._save(record)
+            if was_lobby:
+                await self._refresh_lobby(record, closed="lobby-cancelled")
+            else:
+                await self._close_hands(record, "hand-cancelled")
+            await self.out.send(chat_id, render.Rendered(self.t(lang, "game-cancelled")))
+
+    async def _close_hands(self, record: GameRecord, key: str) -> None:
+        for seat in record.lobby.seats:
+            mid = record.hand_messages.get(seat.player_id)
+            if seat.user_id is None or mid is None:
+                continue
+            lang = self.lang_of(record, seat.player_id)
+            await self.out.close_keyboard(seat.user_id, mid, render.Rendered(self.t(lang, key)))
+
+    async def bot_removed(self, *, chat_id: int) -> None:
+        """The bot was removed from a group: its game ends without a result."""
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is not None:
+                await self._bot_gone(record)
+
+    async def _bot_gone(self, record: GameRecord) -> None:
+        if record.status not in ("lobby", "running"):
+            return
+        record.status = "cancelled"
+        record.deadline = None
+        try:
+            await self._save(record)
+        except Conflict:
+            return
+        await self._close_hands(record, "hand-bot-removed")
+
+    async def migrate(self, *, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup: its game moves with it."""
+        async with self._locks[old_chat_id], self._locks[new_chat_id]:
+            async with self.db.transaction() as tx:
+                await tx.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
+            record = self._live.pop(old_chat_id, None)
+            self.tables.forget(old_chat_id)
+            if record is not None:
+                self._chat_of.pop(record.id or 0, None)
+            fresh = await self._load(new_chat_id)
+            if fresh is not None:
+                logger.info("game %s moved from chat %s to %s", fresh.id, old_chat_id, new_chat_id)
+
+    # ------------------------------------------------------------------ deadlines
+
+    def next_deadline(self) -> datetime | None:
+        deadlines = [r.deadline for r in self._live.values() if r.deadline is not None]
+        return min(deadlines, default=None)
+
+    async def run_due(self, now: datetime | None = None) -> int:
+        """Handle every lobby and turn whose deadline has passed; return how many."""
+        now = now or self.clock()
+        due = [r.chat_id for r in list(self._live.values()) if r.deadline and r.deadline <= now]
+        for chat_id in due:
+            try:
+                await self._expire(chat_id, now)
+            except Exception:
+                logger.exception("handling the deadline of chat %s failed", chat_id)
+        return len(due)
+
+    async def _expire(self, chat_id: int, now: datetime) -> None:
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is None or record.deadline is None or record.deadline > now:
+                return
+            if record.status == "lobby":
+                record.status = "cancelled"
+                record.deadline = None
+                await self._save(record)
+                await self._refresh_lobby(record, closed="lobby-expired")
+                return
+            game = record.game
+            assert game is not None
+            moves: list[tuple[str, list[Any]]] = []
+            for pid in [p for p in game.players if p in game.to_act]:
+                if game.is_over or pid not in game.to_act:
+                    continue
+                count = record.timeouts.get(pid, 0) + 1
+                record.timeouts[pid] = count
+                if count >= MAX_TIMEOUTS:
+                    record.meta.setdefault("left", {})[pid] = "timed_out"
+                    moves.append((pid, [{"timeout_removed": pid}]))
+                    moves.append((pid, game.apply(pid, Resign())))
+                    break
+                action = timeout_action(game, pid)
+                moves.append((pid, [{"timeout": pid}]))
+                moves.append((pid, game.apply(pid, action)))
+            await self._after_moves(record, moves)
+            await self._render_after(record)
+
+    async def run_scheduler(self) -> None:
+        """Sleep until the next deadline (or a change), then handle what is due. Runs forever."""
+        while True:
+            self._deadline_changed.clear()
+            nxt = self.next_deadline()
+            timeout = None if nxt is None else max(0.0, (nxt - self.clock()).total_seconds())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._deadline_changed.wait(), timeout)
+            await self.run_due()
+
+    # ------------------------------------------------------------------ start-up
+
+    async def resume_all(self) -> int:
+        """After a (re)start: load every lobby and game, re-render, re-arm deadlines."""
+        async with self.db.transaction(readonly=True) as tx:
+            records = await tx.games.all_active()
+        for record in records:
+            self._remember(record)
+        for record in records:
+            async with self._locks[record.chat_id]:
+                try:
+                    if record.status == "lobby":
+                        await self._refresh_lobby(record)
+                    elif record.game is not None:
+                        await self._publish_table_now(record)
+                        await self._publish_hands(record, force=True)
+                except Exception:
+                    logger.exception("could not resume game %s", record.id)
+        self._deadline_changed.set()
+        return len(records)
+
+    async def flush(self) -> None:
+        await self.tables.flush()
+
+
+def timeout_action(game: Game, player: str) -> Action:
+    """What the game does for a player whose time ran out (the bot issue):
+    a defender takes, an opener plays the lowest card (non-trump first), others pass."""
+    legal = game.legal_actions(player)
+    if Take() in legal:
+        return Take()
+    if Pass() in legal:
+        return Pass()
+    attacks = [a for a in legal if isinstance(a, Attack)]
+    if attacks:
+        trump = game.trump_suit
+        return min(attacks, key=lambda a: (a.card.suit is trump, a.card.rank, a.card.index))
+    return Resign()

@@ -1,0 +1,132 @@
+"""`Database`: the entry point. Opens the backend, migrates, hands out transactions."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from storage.backend import Backend, SqliteBackend
+from storage.repositories import (
+    ChatRepository,
+    GameRepository,
+    PlayerRepository,
+    ResultRepository,
+    Session,
+)
+from storage.schema import current_version, migrate
+from storage.url import DatabaseURL, parse_database_url
+
+
+class Transaction:
+    """Repositories bound to one open transaction (a unit of work).
+
+    Everything done through ``games``, ``players``, ``chats`` and ``results`` commits together
+    when the ``async with db.transaction()`` block ends normally, or not at all.
+    """
+
+    __slots__ = ("_session", "chats", "games", "players", "results")
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self.games = GameRepository(session)
+        self.players = PlayerRepository(session)
+        self.chats = ChatRepository(session)
+        self.results = ResultRepository(session)
+
+    async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
+        """A group became a supergroup: move its games, settings, results and statistics.
+
+        Returns how many games moved (see `GameRepository.migrate_chat`).
+        """
+        moved = await self.games.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
+        await self.chats.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
+        await self.results.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
+        return moved
+
+
+class Database:
+    """One database, reached through one connection; transactions run one at a time.
+
+    ``await Database.open(url)`` or ``async with Database.connect(url) as db``. Opening applies
+    any pending migrations (raising `SchemaTooNew` if the database is ahead of this code).
+    """
+
+    def __init__(self, backend: Backend, url: DatabaseURL) -> None:
+        self._backend = backend
+        self.url = url
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[object] | None = None
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str | DatabaseURL) -> Database:
+        parsed = parse_database_url(url) if isinstance(url, str) else url
+        backend = await SqliteBackend.open(parsed)
+        try:
+            await migrate(backend)
+        except BaseException:
+            await backend.close()
+            raise
+        return cls(backend, parsed)
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, url: str | DatabaseURL) -> AsyncIterator[Database]:
+        db = await cls.open(url)
+        try:
+            yield db
+        finally:
+            await db.close()
+
+    async def close(self) -> None:
+        """Wait for the running transaction, then close. Idempotent."""
+        if self._closed:
+            return
+        async with self._lock:
+            if not self._closed:
+                self._closed = True
+                await self._backend.close()
+
+    @asynccontextmanager
+    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:
+        """A unit of work: commit on normal exit, roll back on any exception.
+
+        A write transaction (the default) takes the database's write lock when it begins.
+        Transactions of this `Database` queue behind each other; opening one inside another in
+        the same task raises RuntimeError instead of deadlocking.
+        """
+        task = asyncio.current_task()
+        if task is not None and self._owner is task:
+            raise RuntimeError("a transaction is already open in this task; nest nothing")
+        async with self._lock:
+            if self._closed:
+                raise RuntimeError("the database is closed")
+            self._owner = task
+            session = Session(self._backend)
+            try:
+                await self._backend.begin(write=not readonly)
+                try:
+                    yield Transaction(session)
+                except BaseException:
+                    session.active = False
+                    await self._backend.rollback()
+                    raise
+                session.active = False
+                try:
+                    await self._backend.commit()
+                except BaseException:
+                    await self._backend.rollback()
+                    raise
+            finally:
+                session.active = False
+                self._owner = None
+
+    async def schema_version(self) -> int:
+        async with self._lock:
+            return await current_version(self._backend)
+
+    async def integrity_check(self) -> list[str]:
+        """``["ok"]`` if the database file is sound (SQLite ``PRAGMA integrity_check``)."""
+        async with self._lock:
+            return await self._backend.integrity_check()

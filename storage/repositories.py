@@ -1,0 +1,797 @@
+"""Repositories: domain records in, domain records out. The only module that writes queries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, cast
+
+from storage.backend import Backend, Params, Row
+from storage.codec import (
+    dumps,
+    from_us,
+    from_us_or_none,
+    game_from_json,
+    game_to_json,
+    int_map_from_json,
+    int_map_to_json,
+    lobby_from_json,
+    lobby_to_json,
+    rules_from_json,
+    rules_to_json,
+    to_us,
+    to_us_or_none,
+)
+from storage.errors import Conflict, NotFound
+from storage.records import (
+    ACTIVE_STATUSES,
+    GAME_STATUSES,
+    PARTICIPANT_RESULTS,
+    ChatSettings,
+    FinishedGame,
+    GameRecord,
+    GameStatus,
+    LeaderboardRow,
+    Participant,
+    ParticipantResult,
+    Player,
+    PlayerRecord,
+    utcnow,
+)
+
+OVERALL_SCOPE = 0
+"""The ``player_stats.scope`` of the all-chats aggregates (Telegram never uses chat id 0)."""
+
+
+class Session:
+    """The backend, usable only while its transaction is open."""
+
+    __slots__ = ("_backend", "active")
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self.active = True
+
+    def _check(self) -> Backend:
+        if not self.active:
+            raise RuntimeError("this transaction is over; open a new one with db.transaction()")
+        return self._backend
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        await self._check().execute(sql, params)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        await self._check().executemany(sql, rows)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        return await self._check().fetchone(sql, params)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        return await self._check().fetchall(sql, params)
+
+
+# ----------------------------------------------------------------------------------- games
+
+_GAME_COLUMNS = (
+    "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
+    "deadline_us, timeouts, created_us, started_us, meta, version"
+)
+
+
+def _game_values(record: GameRecord) -> tuple[Any, ...]:
+    if record.status not in GAME_STATUSES:
+        raise ValueError(f"unknown game status {record.status!r}")
+    return (
+        record.chat_id,
+        record.status,
+        record.language,
+        rules_to_json(record.rules),
+        None if record.game is None else game_to_json(record.game),
+        lobby_to_json(record.lobby),
+        record.table_message_id,
+        int_map_to_json(record.hand_messages),
+        to_us_or_none(record.deadline),
+        int_map_to_json(record.timeouts),
+        to_us(record.created_at),
+        to_us_or_none(record.started_at),
+        dumps(record.meta),
+    )
+
+
+def _game_record(row: Row) -> GameRecord:
+    game_id = int(row["id"])
+    state = row["state"]
+    game = None if state is None else game_from_json(state, game_id=game_id)
+    return GameRecord(
+        id=game_id,
+        chat_id=int(row["chat_id"]),
+        status=cast(GameStatus, row["status"]),
+        language=str(row["language"]),
+        rules=rules_from_json(row["rules"], game_id=game_id),
+        game=game,
+        lobby=lobby_from_json(row["lobby"]),
+        table_message_id=row["table_message_id"],
+        hand_messages=int_map_from_json(row["hand_messages"]),
+        deadline=from_us_or_none(row["deadline_us"]),
+        timeouts=int_map_from_json(row["timeouts"]),
+        created_at=from_us(row["created_us"]),
+        started_at=from_us_or_none(row["started_us"]),
+        meta=json.loads(row["meta"]) if row["meta"] else {},
+        version=int(row["version"]),
+    )
+
+
+class GameRepository:
+    """Games of group chats, with optimistic concurrency on ``version``."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def create(self, *, record: GameRecord) -> GameRecord:
+        """Store a new lobby or running game; return it with its ``id`` and ``version`` 1.
+
+        Raises `Conflict` if the chat already has a game in the lobby or running.
+        """
+        if record.id is not None:
+            raise ValueError(f"game {record.id} is already stored; save it instead")
+        if record.status not in ACTIVE_STATUSES:
+            raise ValueError(f"a new game must be in the lobby or running, not {record.status!r}")
+        values = _game_values(record)
+        try:
+            row = await self._s.fetchone(
+                "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
+                "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
+                "meta, updated_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                "RETURNING id",
+                (*values, to_us(utcnow())),
+            )
+        except Conflict as error:
+            raise Conflict(
+                f"chat {record.chat_id} already has a game in the lobby or running"
+            ) from error
+        assert row is not None
+        return replace(record, id=int(row["id"]), version=1)
+
+    async def get(self, *, game_id: int) -> GameRecord:
+        """The game with this id, whatever its status. Raises `NotFound`."""
+        row = await self._s.fetchone(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
+        if row is None:
+            raise NotFound(f"game {game_id} does not exist")
+        return _game_record(row)
+
+    async def active_for_chat(self, *, chat_id: int) -> GameRecord:
+        """The chat's game in the lobby or running. Raises `NotFound` if it has none."""
+        row = await self._s.fetchone(
+            f"SELECT {_GAME_COLUMNS} FROM games "
+            "WHERE chat_id = ? AND status IN ('lobby', 'running')",
+            (chat_id,),
+        )
+        if row is None:
+            raise NotFound(f"chat {chat_id} has no game in the lobby or running")
+        return _game_record(row)
+
+    async def save(self, *, record: GameRecord, expected_version: int) -> int:
+        """Overwrite the stored game if it is still at ``expected_version``; return the new one.
+
+        Raises `Conflict` (writing nothing) if another writer saved it since, or if the save
+        would give the chat a second active game; `NotFound` if the game does not exist.
+        The record itself is not changed: set ``record.version`` to the result to keep using it.
+        """
+        if record.id is None:
+            raise ValueError("this game was never created; use games.create")
+        chat_id, status, *rest = _game_values(record)
+        now = to_us(utcnow())
+        # Fast path: chat and status unchanged, so neither is written and SQLite leaves the
+        # active-game index alone (rewriting it cost more than the rest of the save).
+        row = await self._s.fetchone(
+            "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
+            "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
+            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
+            "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
+            (*rest, now, record.id, expected_version, chat_id, status),
+        )
+        if row is not None:
+            return int(row["version"])
+        current = await self._s.fetchone("SELECT version FROM games WHERE id = ?", (record.id,))
+        if current is None:
+            raise NotFound(f"game {record.id} does not exist")
+        if current["version"] != expected_version:
+            raise Conflict(
+                f"game {record.id} was saved by another writer: expected version "
+                f"{expected_version}, stored version is {current['version']}"
+            )
+        # The status or chat changes: one statement, so a unique violation writes nothing.
+        try:
+            row = await self._s.fetchone(
+                "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
+                "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
+                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, updated_us = ?, "
+                "version = version + 1 WHERE id = ? AND version = ? RETURNING version",
+                (chat_id, status, *rest, now, record.id, expected_version),
+            )
+        except Conflict as error:
+            raise Conflict(
+                f"game {record.id}: chat {record.chat_id} already has another game in the "
+                f"lobby or running"
+            ) from error
+        assert row is not None  # the write lock is held: nothing changed since the SELECT
+        return int(row["version"])
+
+    async def all_active(self) -> list[GameRecord]:
+        """Every game in the lobby or running, oldest first (to resume them after a restart)."""
+        rows = await self._s.fetchall(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE status IN ('lobby', 'running') ORDER BY id"
+        )
+        return [_game_record(row) for row in rows]
+
+    async def due(self, *, now: datetime) -> list[GameRecord]:
+        """Running games whose turn deadline is at or before ``now``, earliest first."""
+        rows = await self._s.fetchall(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE status = 'running' "
+            "AND deadline_us IS NOT NULL AND deadline_us <= ? ORDER BY deadline_us, id",
+            (to_us(now),),
+        )
+        return [_game_record(row) for row in rows]
+
+    async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
+        """Move the chat's games to its new id (group upgraded to supergroup).
+
+        Bumps the version of each moved game, so copies loaded before the move cannot be saved
+        back over it. Returns how many games moved. Raises `Conflict` if both ids have an active
+        game. See also `Transaction.migrate_chat`, which moves settings and results as well.
+        """
+        try:
+            rows = await self._s.fetchall(
+                "UPDATE games SET chat_id = ?, version = version + 1, updated_us = ? "
+                "WHERE chat_id = ? RETURNING id",
+                (new_chat_id, to_us(utcnow()), old_chat_id),
+            )
+        except Conflict as error:
+            raise Conflict(
+                f"chats {old_chat_id} and {new_chat_id} both have a game in the lobby or running"
+            ) from error
+        return len(rows)
+
+
+# --------------------------------------------------------------------------------- players
+
+
+class PlayerRepository:
+    """Telegram users the bot has seen."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def upsert(self, *, player: Player) -> Player:
+        """Insert the player or overwrite every field of the stored one; return it."""
+        await self._s.execute(
+            "INSERT INTO players (user_id, name, language, can_message, updated_us) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
+            "language = excluded.language, can_message = excluded.can_message, "
+            "updated_us = excluded.updated_us",
+            (
+                player.user_id,
+                player.name,
+                player.language,
+                bool(player.can_message),
+                to_us(utcnow()),
+            ),
+        )
+        return player
+
+    async def get(self, *, user_id: int) -> Player:
+        """Raises `NotFound` if the user was never stored."""
+        row = await self._s.fetchone(
+            "SELECT user_id, name, language, can_message FROM players WHERE user_id = ?",
+            (user_id,),
+        )
+        if row is None:
+            raise NotFound(f"player {user_id} does not exist")
+        return Player(
+            user_id=int(row["user_id"]),
+            name=str(row["name"]),
+            language=row["language"],
+            can_message=bool(row["can_message"]),
+        )
+
+    async def set_can_message(self, *, user_id: int, value: bool) -> None:
+        """Record whether the bot can write to the user privately. Raises `NotFound`."""
+        row = await self._s.fetchone(
+            "UPDATE players SET can_message = ?, updated_us = ? WHERE user_id = ? "
+            "RETURNING user_id",
+            (bool(value), to_us(utcnow()), user_id),
+        )
+        if row is None:
+            raise NotFound(f"player {user_id} does not exist")
+
+
+# ----------------------------------------------------------------------------------- chats
+
+
+class ChatRepository:
+    """Per-group settings."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def get(self, *, chat_id: int) -> ChatSettings:
+        """The chat's settings, or the defaults if it never saved any."""
+        row = await self._s.fetchone(
+            "SELECT chat_id, language, preset, rules, turn_timeout FROM chat_settings "
+            "WHERE chat_id = ?",
+            (chat_id,),
+        )
+        if row is None:
+            return ChatSettings(chat_id=chat_id)
+        return ChatSettings(
+            chat_id=int(row["chat_id"]),
+            language=row["language"],
+            preset=str(row["preset"]),
+            rules=rules_from_json(row["rules"]),
+            turn_timeout=row["turn_timeout"],
+        )
+
+    async def save(self, *, settings: ChatSettings) -> None:
+        if settings.turn_timeout is not None and settings.turn_timeout <= 0:
+            raise ValueError(f"turn_timeout must be positive seconds, not {settings.turn_timeout}")
+        await self._s.execute(
+            "INSERT INTO chat_settings (chat_id, language, preset, rules, turn_timeout, "
+            "updated_us) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
+            "language = excluded.language, preset = excluded.preset, rules = excluded.rules, "
+            "turn_timeout = excluded.turn_timeout, updated_us = excluded.updated_us",
+            (
+                settings.chat_id,
+                settings.language,
+                settings.preset,
+                rules_to_json(settings.rules),
+                settings.turn_timeout,
+                to_us(utcnow()),
+            ),
+        )
+
+    async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> None:
+        """Move the settings to the new chat id, unless the new id already has its own."""
+        await self._s.execute(
+            "UPDATE chat_settings SET chat_id = ? WHERE chat_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM chat_settings WHERE chat_id = ?)",
+            (new_chat_id, old_chat_id, new_chat_id),
+        )
+        await self._s.execute("DELETE FROM chat_settings WHERE chat_id = ?", (old_chat_id,))
+
+
+# --------------------------------------------------------------------------------- results
+
+
+def _validate_result(result: FinishedGame) -> None:
+    if result.id is not None:
+        raise ValueError(f"finished game {result.id} is already recorded")
+    if result.chat_id == OVERALL_SCOPE:
+        raise ValueError("chat id 0 is reserved for the all-chats statistics")
+    if not result.participants:
+        raise ValueError("a finished game needs its participants")
+    seats = {p.seat for p in result.participants}
+    players = {p.player_id for p in result.participants}
+    if len(seats) != len(result.participants) or len(players) != len(result.participants):
+        raise ValueError("participants must have distinct seats and player ids")
+    if result.draw and result.durak is not None:
+        raise ValueError("a draw has no durak")
+    if not result.draw and result.durak not in players:
+        raise ValueError(f"the durak {result.durak!r} is not one of the participants")
+    for p in result.participants:
+        if p.result not in PARTICIPANT_RESULTS:
+            raise ValueError(f"unknown participant result {p.result!r}")
+        if p.place < 1:
+            raise ValueError(f"place must be 1 or more, not {p.place}")
+    if result.bouts < 0:
+        raise ValueError(f"bouts must not be negative, not {result.bouts}")
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Aggregates of one (scope, player) over a batch of results, in recording order."""
+
+    user_id: int | None
+    name: str
+    is_computer: bool
+    games: int = 0
+    durak_count: int = 0
+    won: int = 0
+    draws: int = 0
+    resigned: int = 0
+    timed_out: int = 0
+    streak: int = 0
+    last_game_id: int = 0
+    last_played_us: int = 0
+
+    def add(self, participant: Participant, is_durak: bool, game_id: int, ended: int) -> None:
+        self.user_id = participant.user_id
+        self.name = participant.name
+        self.is_computer = participant.is_computer
+        self.games += 1
+        if is_durak:
+            self.durak_count += 1
+            self.streak = self.streak - 1 if self.streak < 0 else -1
+        else:
+            self.streak = self.streak + 1 if self.streak > 0 else 1
+        result = participant.result
+        if result == "won":
+            self.won += 1
+        elif result == "draw":
+            self.draws += 1
+        elif result == "resigned":
+            self.resigned += 1
+        elif result == "timed_out":
+            self.timed_out += 1
+        self.last_game_id = game_id
+        if ended > self.last_played_us:
+            self.last_played_us = ended
+
+    def merged_after(self, older: _Tally) -> _Tally:
+        """This tally's games came after ``older``'s: combine them."""
+        streak = self.streak
+        if abs(self.streak) == self.games and self.streak * older.streak > 0:
+            streak += older.streak
+        return replace(
+            self,
+            games=self.games + older.games,
+            durak_count=self.durak_count + older.durak_count,
+            won=self.won + older.won,
+            draws=self.draws + older.draws,
+            resigned=self.resigned + older.resigned,
+            timed_out=self.timed_out + older.timed_out,
+            streak=streak,
+            last_game_id=max(self.last_game_id, older.last_game_id),
+            last_played_us=max(self.last_played_us, older.last_played_us),
+        )
+
+    def params(self, scope: int, player_id: str) -> tuple[Any, ...]:
+        return (
+            scope,
+            player_id,
+            self.user_id,
+            self.name,
+            self.is_computer,
+            self.games,
+            self.durak_count,
+            self.won,
+            self.draws,
+            self.resigned,
+            self.timed_out,
+            self.durak_count / self.games,
+            self.streak,
+            self.last_game_id,
+            self.last_played_us,
+        )
+
+
+_STATS_COLUMNS = (
+    "scope, player_id, user_id, name, is_computer, games, durak_count, won, draws, resigned, "
+    "timed_out, durak_rate, streak, last_game_id, last_played_us"
+)
+
+# Adds a batch tally (``excluded``, newer games) to the stored one (older games).
+_UPSERT_STATS = (
+    f"INSERT INTO player_stats ({_STATS_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (scope, player_id) DO UPDATE SET "
+    "user_id = excluded.user_id, name = excluded.name, is_computer = excluded.is_computer, "
+    "games = player_stats.games + excluded.games, "
+    "durak_count = player_stats.durak_count + excluded.durak_count, "
+    "won = player_stats.won + excluded.won, "
+    "draws = player_stats.draws + excluded.draws, "
+    "resigned = player_stats.resigned + excluded.resigned, "
+    "timed_out = player_stats.timed_out + excluded.timed_out, "
+    "durak_rate = (player_stats.durak_count + excluded.durak_count) * 1.0 "
+    "/ (player_stats.games + excluded.games), "
+    "streak = CASE WHEN abs(excluded.streak) = excluded.games "
+    "AND player_stats.streak * excluded.streak > 0 "
+    "THEN player_stats.streak + excluded.streak ELSE excluded.streak END, "
+    "last_game_id = excluded.last_game_id, "
+    "last_played_us = CASE WHEN excluded.last_played_us > player_stats.last_played_us "
+    "THEN excluded.last_played_us ELSE player_stats.last_played_us END"
+)
+
+_SELECT_STATS = (
+    "SELECT s.scope, s.player_id, s.user_id, COALESCE(p.name, s.name) AS name, s.is_computer, "
+    "s.games, s.durak_count, s.won, s.draws, s.resigned, s.timed_out, s.durak_rate, s.rating, "
+    "s.streak, s.last_game_id, s.last_played_us "
+    "FROM player_stats AS s LEFT JOIN players AS p ON p.user_id = s.user_id "
+)
+
+
+# Parameters: scope, min_games, include_computers, limit. Walks player_stats_leaderboard in order.
+LEADERBOARD_SQL = (
+    _SELECT_STATS + "WHERE s.scope = ? AND s.games >= ? AND (? OR s.is_computer = 0) "
+    "ORDER BY s.rating DESC NULLS LAST, s.durak_rate ASC, s.games DESC, s.player_id ASC LIMIT ?"
+)
+
+
+def _tally_from_row(row: Row) -> _Tally:
+    return _Tally(
+        user_id=row["user_id"],
+        name=str(row["name"]),
+        is_computer=bool(row["is_computer"]),
+        games=int(row["games"]),
+        durak_count=int(row["durak_count"]),
+        won=int(row["won"]),
+        draws=int(row["draws"]),
+        resigned=int(row["resigned"]),
+        timed_out=int(row["timed_out"]),
+        streak=int(row["streak"]),
+        last_game_id=int(row["last_game_id"]),
+        last_played_us=int(row["last_played_us"]),
+    )
+
+
+_SELECT_RESULT = (
+    "SELECT id, chat_id, game_id, rules, started_us, ended_us, bouts, draw, durak, practice "
+    "FROM finished_games "
+)
+
+
+class ResultRepository:
+    """Finished games (append-only) and the statistics derived from them."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def record(self, *, result: FinishedGame) -> int:
+        """Store a finished game and update the aggregates; return its id.
+
+        Raises `Conflict` if a result for the same ``game_id`` is already recorded,
+        ValueError if the result is inconsistent (durak not a participant, ...).
+        """
+        (result_id,) = await self.record_many(results=[result])
+        return result_id
+
+    async def record_many(
+        self, *, results: Iterable[FinishedGame], chunk: int = 10_000
+    ) -> list[int]:
+        """Store many finished games (an import); return their ids in order.
+
+        ``results`` is consumed lazily, ``chunk`` games at a time, and the aggregates are
+        written once at the end, so a generator of a million games needs little memory.
+        """
+        # Ids are assigned here so participants can be inserted in bulk. Safe because the
+        # transaction holds the write lock (a PostgreSQL backend would draw from a sequence).
+        row = await self._s.fetchone("SELECT COALESCE(MAX(id), 0) AS last FROM finished_games")
+        next_id = int(row["last"]) + 1 if row else 1
+        ids: list[int] = []
+        tallies: dict[tuple[int, str], _Tally] = {}
+        games: list[tuple[Any, ...]] = []
+        players: list[tuple[Any, ...]] = []
+        for result in results:
+            _validate_result(result)
+            result_id = next_id
+            next_id += 1
+            ids.append(result_id)
+            ended = to_us(result.ended_at)
+            games.append(
+                (
+                    result_id,
+                    result.chat_id,
+                    result.game_id,
+                    rules_to_json(result.rules),
+                    to_us(result.started_at),
+                    ended,
+                    result.bouts,
+                    bool(result.draw),
+                    result.durak,
+                    bool(result.practice),
+                )
+            )
+            scopes = () if result.practice else (result.chat_id, OVERALL_SCOPE)
+            for p in result.participants:
+                players.append(
+                    (
+                        result_id,
+                        p.seat,
+                        p.player_id,
+                        p.user_id,
+                        p.name,
+                        bool(p.is_computer),
+                        p.result,
+                        p.place,
+                    )
+                )
+                is_durak = p.player_id == result.durak
+                for scope in scopes:
+                    tally = tallies.get((scope, p.player_id))
+                    if tally is None:
+                        tally = tallies[scope, p.player_id] = _Tally(
+                            user_id=p.user_id, name=p.name, is_computer=p.is_computer
+                        )
+                    tally.add(p, is_durak, result_id, ended)
+            if len(games) >= chunk:
+                await self._insert(games, players)
+                games, players = [], []
+        if games:
+            await self._insert(games, players)
+        if tallies:
+            await self._s.executemany(
+                _UPSERT_STATS, [tally.params(scope, pid) for (scope, pid), tally in tallies.items()]
+            )
+        return ids
+
+    async def _insert(self, games: list[tuple[Any, ...]], players: list[tuple[Any, ...]]) -> None:
+        try:
+            await self._s.executemany(
+                "INSERT INTO finished_games (id, chat_id, game_id, rules, started_us, ended_us, "
+                "bouts, draw, durak, practice) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                games,
+            )
+        except Conflict as error:
+            raise Conflict(f"a result for one of these games is already recorded: {error}") from (
+                error
+            )
+        await self._s.executemany(
+            "INSERT INTO finished_game_players (finished_game_id, seat, player_id, user_id, "
+            "name, is_computer, result, place) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            players,
+        )
+
+    async def get(self, *, result_id: int) -> FinishedGame:
+        """A recorded finished game with its participants in seat order. Raises `NotFound`."""
+        row = await self._s.fetchone(_SELECT_RESULT + "WHERE id = ?", (result_id,))
+        if row is None:
+            raise NotFound(f"finished game {result_id} does not exist")
+        return await self._finished_game(row)
+
+    async def for_game(self, *, game_id: int) -> FinishedGame:
+        """The result recorded for the game ``game_id``. Raises `NotFound`."""
+        row = await self._s.fetchone(_SELECT_RESULT + "WHERE game_id = ?", (game_id,))
+        if row is None:
+            raise NotFound(f"no result is recorded for game {game_id}")
+        return await self._finished_game(row)
+
+    async def _finished_game(self, row: Row) -> FinishedGame:
+        result_id = int(row["id"])
+        rows = await self._s.fetchall(
+            "SELECT seat, player_id, user_id, name, is_computer, result, place "
+            "FROM finished_game_players WHERE finished_game_id = ? ORDER BY seat",
+            (result_id,),
+        )
+        return FinishedGame(
+            id=int(row["id"]),
+            chat_id=int(row["chat_id"]),
+            game_id=row["game_id"],
+            rules=rules_from_json(row["rules"], game_id=row["game_id"]),
+            started_at=from_us(row["started_us"]),
+            ended_at=from_us(row["ended_us"]),
+            bouts=int(row["bouts"]),
+            draw=bool(row["draw"]),
+            durak=row["durak"],
+            practice=bool(row["practice"]),
+            participants=[
+                Participant(
+                    seat=int(r["seat"]),
+                    player_id=str(r["player_id"]),
+                    user_id=r["user_id"],
+                    name=str(r["name"]),
+                    is_computer=bool(r["is_computer"]),
+                    result=cast(ParticipantResult, r["result"]),
+                    place=int(r["place"]),
+                )
+                for r in rows
+            ],
+        )
+
+    async def count(self, *, chat_id: int | None = None) -> int:
+        """How many finished games are recorded (in one chat, or in all), practice included."""
+        if chat_id is None:
+            row = await self._s.fetchone("SELECT COUNT(*) AS n FROM finished_games")
+        else:
+            row = await self._s.fetchone(
+                "SELECT COUNT(*) AS n FROM finished_games WHERE chat_id = ?", (chat_id,)
+            )
+        return int(row["n"]) if row else 0
+
+    async def leaderboard(
+        self,
+        *,
+        chat_id: int | None = None,
+        limit: int = 10,
+        min_games: int = 1,
+        include_computers: bool = False,
+    ) -> list[LeaderboardRow]:
+        """The best players of a chat (``chat_id``) or of all chats (None).
+
+        Ordered by rating (highest first; players without one after), then durak rate (lowest
+        first), then games played (most first). Practice games never count. Reads about
+        ``limit`` index entries when most players have ``min_games``.
+        """
+        rows = await self._s.fetchall(
+            LEADERBOARD_SQL,
+            (
+                OVERALL_SCOPE if chat_id is None else chat_id,
+                min_games,
+                bool(include_computers),
+                limit,
+            ),
+        )
+        return [
+            LeaderboardRow(
+                player_id=str(row["player_id"]),
+                user_id=row["user_id"],
+                name=str(row["name"]),
+                is_computer=bool(row["is_computer"]),
+                games=int(row["games"]),
+                durak_count=int(row["durak_count"]),
+                durak_rate=float(row["durak_rate"]),
+                rating=None if row["rating"] is None else float(row["rating"]),
+                streak=int(row["streak"]),
+            )
+            for row in rows
+        ]
+
+    async def player_record(self, *, player_id: str, chat_id: int | None = None) -> PlayerRecord:
+        """The player's record in a chat, or over all chats. Raises `NotFound` if no games."""
+        row = await self._s.fetchone(
+            _SELECT_STATS + "WHERE s.scope = ? AND s.player_id = ?",
+            (OVERALL_SCOPE if chat_id is None else chat_id, player_id),
+        )
+        if row is None:
+            where = "any chat" if chat_id is None else f"chat {chat_id}"
+            raise NotFound(f"player {player_id} has no finished games in {where}")
+        return PlayerRecord(
+            player_id=str(row["player_id"]),
+            chat_id=chat_id,
+            user_id=row["user_id"],
+            name=str(row["name"]),
+            is_computer=bool(row["is_computer"]),
+            games=int(row["games"]),
+            durak_count=int(row["durak_count"]),
+            won=int(row["won"]),
+            draws=int(row["draws"]),
+            resigned=int(row["resigned"]),
+            timed_out=int(row["timed_out"]),
+            durak_rate=float(row["durak_rate"]),
+            rating=None if row["rating"] is None else float(row["rating"]),
+            streak=int(row["streak"]),
+            last_played_at=from_us(row["last_played_us"]),
+        )
+
+    async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> None:
+        """Move the chat's finished games and its statistics to its new id."""
+        if OVERALL_SCOPE in (old_chat_id, new_chat_id):
+            raise ValueError("chat id 0 is reserved for the all-chats statistics")
+        await self._s.execute(
+            "UPDATE finished_games SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
+        )
+        old = {
+            str(row["player_id"]): _tally_from_row(row)
+            for row in await self._s.fetchall(
+                f"SELECT {_STATS_COLUMNS} FROM player_stats WHERE scope = ?", (old_chat_id,)
+            )
+        }
+        if not old:
+            return
+        new = {
+            str(row["player_id"]): _tally_from_row(row)
+            for row in await self._s.fetchall(
+                f"SELECT {_STATS_COLUMNS} FROM player_stats WHERE scope = ?", (new_chat_id,)
+            )
+        }
+        merged: list[tuple[Any, ...]] = []
+        for player_id, tally in old.items():
+            other = new.get(player_id)
+            if other is not None:
+                newer, older = (
+                    (other, tally) if other.last_game_id > tally.last_game_id else (tally, other)
+                )
+                tally = newer.merged_after(older)
+            merged.append(tally.params(new_chat_id, player_id))
+        await self._s.execute("DELETE FROM player_stats WHERE scope = ?", (old_chat_id,))
+        await self._s.executemany(
+            f"INSERT INTO player_stats ({_STATS_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (scope, player_id) DO UPDATE SET user_id = excluded.user_id, "
+            "name = excluded.name, is_computer = excluded.is_computer, games = excluded.games, "
+            "durak_count = excluded.durak_count, won = excluded.won, draws = excluded.draws, "
+            "resigned = excluded.resigned, timed_out = excluded.timed_out, "
+            "durak_rate = excluded.durak_rate, streak = excluded.streak, "
+            "last_game_id = excluded.last_game_id, last_played_us = excluded.last_played_us",
+            merged,
+        )

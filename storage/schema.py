@@ -1,0 +1,107 @@
+"""Numbered migrations, applied at start-up and recorded in the ``schema_version`` table.
+
+Migrations are ``storage/migrations/NNNN_name.sql``, numbered from 1 without gaps. Each one runs
+in its own write transaction together with the row recording it, so a crash leaves the database
+at the previous version, never halfway. A database at a version newer than the newest migration
+this code has raises `SchemaTooNew` before anything is touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from storage.backend import Backend
+from storage.codec import to_us
+from storage.errors import SchemaTooNew
+from storage.records import utcnow
+
+_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_us INTEGER NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def load_migrations() -> list[Migration]:
+    """The packaged migrations in order; raises RuntimeError if the numbering has a gap."""
+    found: list[Migration] = []
+    for entry in resources.files("storage").joinpath("migrations").iterdir():
+        match = _NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda migration: migration.version)
+    check_numbering(found)
+    return found
+
+
+def check_numbering(migrations: Sequence[Migration]) -> None:
+    for expected, migration in enumerate(migrations, start=1):
+        if migration.version != expected:
+            raise RuntimeError(
+                f"migration numbering is broken: expected {expected:04d}, "
+                f"found {migration.version:04d}_{migration.name}"
+            )
+
+
+MIGRATIONS: list[Migration] = load_migrations()
+LATEST_VERSION: int = len(MIGRATIONS)
+
+
+async def current_version(backend: Backend) -> int:
+    """The schema version of the database; 0 for an empty one."""
+    await backend.execute(_VERSION_TABLE)
+    row = await backend.fetchone("SELECT COALESCE(MAX(version), 0) AS version FROM schema_version")
+    return int(row["version"]) if row else 0
+
+
+async def migrate(
+    backend: Backend,
+    *,
+    migrations: Sequence[Migration] | None = None,
+    target: int | None = None,
+) -> int:
+    """Bring the database up to ``target`` (default: the newest migration); return its version.
+
+    Safe to run from several processes at once: each step re-reads the version after taking the
+    write lock. Raises `SchemaTooNew` if the database is ahead of ``migrations``.
+    """
+    steps = list(MIGRATIONS if migrations is None else migrations)
+    check_numbering(steps)
+    known = len(steps)
+    goal = known if target is None else target
+    if not 0 <= goal <= known:
+        raise ValueError(f"target version {goal} is not between 0 and {known}")
+    await backend.execute(_VERSION_TABLE)
+    while True:
+        await backend.begin(write=True)
+        try:
+            version = await current_version(backend)
+            if version > known:
+                raise SchemaTooNew(found=version, known=known, where=backend.where)
+            if version >= goal:
+                await backend.commit()
+                return version
+            step = steps[version]
+            await backend.execute_script(step.sql)
+            await backend.execute(
+                "INSERT INTO schema_version (version, name, applied_us) VALUES (?, ?, ?)",
+                (step.version, step.name, to_us(utcnow())),
+            )
+            await backend.commit()
+        except BaseException:
+            await backend.rollback()
+            raise

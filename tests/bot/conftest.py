@@ -1,0 +1,153 @@
+"""A whole bot against the fake Bot API: real python-telegram-bot HTTP stack, real SQLite.
+
+`BotHarness` starts the application the way `run_polling` would (initialize, then
+`start_services`, which is the `post_init` hook), with a manual clock for deadlines
+and no table-edit coalescing delay, so tests never sleep.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import build_application, start_services, stop_services
+from bot.config import Settings
+from bot.handlers import SERVICE_KEY
+from bot.service import GameService
+from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
+
+TOKEN = "123456:TEST-TOKEN-abcdef"
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@dataclass
+class BotHarness:
+    fake: FakeTelegram
+    db_path: Path
+    clock: ManualClock
+    settings: Settings
+    app: Any = None
+    seed: int = 1000
+    users: dict[int, FakeUser] = field(default_factory=dict)
+    known_hands: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def service(self) -> GameService:
+        service: GameService = self.app.bot_data[SERVICE_KEY]
+        return service
+
+    async def start(self) -> None:
+        self.app = build_application(
+            self.settings,
+            request=self.fake.request(),
+            get_updates_request=self.fake.request(),
+            rate_limiter=False,
+            clock=self.clock,
+            seeds=self._next_seed,
+        )
+        await self.app.initialize()
+        await start_services(self.app)
+
+    def _next_seed(self) -> int:
+        self.seed += 1
+        return self.seed
+
+    async def stop(self) -> None:
+        if self.app is not None:
+            await stop_services(self.app)
+            await self.app.shutdown()
+            self.app = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+    async def send(self, *updates: dict[str, Any]) -> None:
+        await self.fake.deliver(self.app, *updates)
+
+    def user(self, user_id: int, name: str, lang: str = "en") -> FakeUser:
+        user = self.fake.user(user_id, name, language_code=lang)
+        self.users[user_id] = user
+        return user
+
+    def lobby_message(self, group: FakeGroup) -> FakeMessage:
+        for message in reversed(self.fake.messages(group.id)):
+            if "Join" in message.button_texts or any(
+                b.callback_data and b.callback_data.startswith("l")
+                for row in message.buttons
+                for b in row
+            ):
+                return message
+        raise AssertionError("no lobby message in the group")
+
+    def hand_message(self, user: FakeUser) -> FakeMessage:
+        service = self.service
+        for record in service._live.values():
+            mid = record.hand_messages.get(str(user.id))
+            if mid is not None:
+                self.known_hands[user.id] = mid
+                return self.fake.message(user.id, mid)
+        if user.id in self.known_hands:  # the game has ended: its last hand message
+            return self.fake.message(user.id, self.known_hands[user.id])
+        raise AssertionError(f"no hand message for {user.id}")
+
+    async def open_game(self, group: FakeGroup, players: list[FakeUser]) -> None:
+        """/newgame by the first player, everyone starts the bot and joins, then Start."""
+        for p in players:
+            await self.send(p.start_private())
+        await self.send(players[0].send(group, "/newgame"))
+        lobby = self.lobby_message(group)
+        for p in players[1:]:
+            await self.send(p.tap(lobby, "Join"))
+        await self.send(players[0].tap(lobby, "Start"))
+
+    async def tap_random(self, user: FakeUser, rng: random.Random) -> bool:
+        """Tap a random button of the user's hand keyboard; False if it has none."""
+        message = self.hand_message(user)
+        buttons = [b for row in message.buttons for b in row if b.callback_data]
+        if not buttons:
+            return False
+        choice = rng.choice(buttons)
+        await self.send(user.tap(message, choice.callback_data or ""))
+        return True
+
+
+def make_settings(db_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "bot_token": TOKEN,
+        "database_url": f"sqlite:///{db_path}",
+        "table_edit_interval": 0,
+        "turn_timeout": 60,
+        "lobby_timeout": 600,
+        "computer_delay": 0,
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[BotHarness]:
+    fake = FakeTelegram(token=TOKEN)
+    db_path = tmp_path / "durak.sqlite3"
+    h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
+    await h.start()
+    try:
+        yield h
+    finally:
+        await h.stop()

@@ -1,0 +1,369 @@
+"""Whole games through the real python-telegram-bot stack and the fake Bot API."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine import Game
+from storage import Database, FinishedGame
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeGroup, FakeUser
+
+
+def running_game(h: BotHarness, group: FakeGroup) -> Game | None:
+    record = h.service._live.get(group.id)
+    if record is None or record.status != "running":
+        return None
+    return record.game
+
+
+async def play_to_the_end(
+    h: BotHarness, group: FakeGroup, rng: random.Random, max_taps: int = 6000
+) -> int:
+    """Players the game waits for tap random buttons of their current keyboards."""
+    taps = 0
+    while (game := running_game(h, group)) is not None:
+        actor = rng.choice(sorted(game.to_act))
+        assert await h.tap_random(h.users[int(actor)], rng)
+        taps += 1
+        assert taps < max_taps, "the game does not end"
+    return taps
+
+
+async def stored_result(h: BotHarness, group: FakeGroup) -> FinishedGame:
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        games = await tx.results.count(chat_id=group.id)
+        assert games == 1
+        board = await tx.results.leaderboard(chat_id=group.id, limit=10, min_games=0)
+        assert board
+        record = await tx.games.get(game_id=max(h.service._chat_of))
+        return await tx.results.for_game(game_id=record.id or 0)
+
+
+def make_players(h: BotHarness, n: int, *, mixed: bool = False) -> list[FakeUser]:
+    """Players named Alice, Bob, ...; English unless `mixed` (then en, de, ru in turn)."""
+    names = ["Alice", "Bob", "Carol", "Dan", "Eve", "Finn"]
+    langs = ["en", "de", "ru"] if mixed else ["en"]
+    return [h.user(i + 1, names[i], langs[i % len(langs)]) for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+async def test_full_game_with_random_taps_ends_with_a_stored_result(
+    harness: BotHarness, n: int
+) -> None:
+    h = harness
+    players = make_players(h, n, mixed=True)
+    group = h.fake.group(-1000 - n, "Club", admins={players[0]})
+    await h.open_game(group, players)
+    assert running_game(h, group) is not None
+    await play_to_the_end(h, group, random.Random(n))
+    result_message = h.fake.last_message(group.id)
+    assert "Game over" in result_message.text
+    assert "Play again" in result_message.button_texts
+    result = await stored_result(h, group)
+    assert [p.name for p in result.participants] == [p.first_name for p in players]
+    assert result.draw or result.durak in {str(p.id) for p in players}
+    assert h.fake.unanswered_callbacks() == []
+
+
+async def test_restart_in_the_middle_loses_nothing(harness: BotHarness) -> None:
+    h = harness
+    players = make_players(h, 3)
+    group = h.fake.group(-2001, "Club", admins={players[0]})
+    await h.open_game(group, players)
+    rng = random.Random(5)
+    for _ in range(15):
+        game = running_game(h, group)
+        assert game is not None
+        await h.tap_random(h.users[int(sorted(game.to_act)[0])], rng)
+    before = running_game(h, group)
+    assert before is not None
+    snapshot = before.to_dict()
+    await h.restart()  # a new application on the same database
+    after = running_game(h, group)
+    assert after is not None and after.to_dict() == snapshot
+    await play_to_the_end(h, group, rng)
+    assert "Game over" in h.fake.last_message(group.id).text
+    await stored_result(h, group)
+
+
+async def test_stale_and_foreign_taps_change_nothing(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, _carol = make_players(h, 3)
+    outsider = h.user(99, "Mallory")
+    group = h.fake.group(-2002, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    assert game is not None
+    attacker = h.users[int(game.attacker)]
+    defender = h.users[int(game.defender)]
+    hand = h.hand_message(attacker)
+    card = next(b for row in hand.buttons for b in row if b.callback_data)
+    state = game.to_dict()
+
+    # someone else's turn: the defender taps a card while the attacker must open
+    tap = defender.tap(h.hand_message(defender), h.hand_message(defender).buttons[0][0].text)
+    await h.send(tap)
+    assert "not your turn" in (h.fake.answer_for(tap).text or "").lower()
+    assert game.to_dict() == state
+
+    # a non-player replays the attacker's button data
+    tap = outsider.tap_raw(hand, card.callback_data or "")
+    await h.send(tap)
+    assert "not playing" in (h.fake.answer_for(tap).text or "")
+    assert game.to_dict() == state
+
+    # forged data
+    for data in ("m1.0.c99", "x" * 64, "m999.0.T", "l1.z", ""):
+        tap = attacker.tap_raw(hand, data)
+        await h.send(tap)
+        answer = h.fake.answer_for(tap)
+        assert answer is not None and answer.text
+        assert game.to_dict() == state
+
+    # the real tap works once; the same button again is stale and changes nothing more
+    tap = attacker.tap_raw(hand, card.callback_data or "")
+    await h.send(tap)
+    assert game.move_number == 1
+    moved = game.to_dict()
+    again = attacker.tap_raw(hand, card.callback_data or "")
+    await h.send(again)
+    assert "out of date" in (h.fake.answer_for(again).text or "")
+    assert game.to_dict() == moved
+    assert h.fake.unanswered_callbacks() == []
+
+
+async def test_join_through_the_deep_link(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-2003, "Club", admins={alice})
+    await h.send(alice.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    assert "Alice" in lobby.text  # the opener who started the bot is seated
+    tap = bob.tap(lobby, "Join")  # Bob never started the bot
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.url is not None
+    assert answer.url.startswith("https://t.me/durak_test_bot?start=j")
+    assert "Bob" not in h.lobby_message(group).text
+    payload = answer.url.split("start=")[1]
+    await h.send(bob.start_private(payload))
+    assert "Bob" in h.lobby_message(group).text
+    assert "seat" in h.fake.last_message(bob.id).text
+    assert "Bob has a seat" in h.fake.last_message(group.id).text
+
+
+async def test_second_newgame_points_to_the_open_lobby(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2004, "Club", admins={alice})
+    await h.send(alice.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobbies = len(h.fake.messages(group.id))
+    await h.send(alice.send(group, "/newgame"))
+    reply = h.fake.last_message(group.id)
+    assert "already" in reply.text
+    assert len(h.fake.messages(group.id)) == lobbies + 1
+
+
+async def test_only_opener_or_admin_may_start_and_two_players_are_needed(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob, carol = make_players(h, 3)
+    group = h.fake.group(-2005, "Club", admins={carol})
+    for p in (alice, bob, carol):
+        await h.send(p.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    tap = alice.tap(lobby, "Start")
+    await h.send(tap)
+    assert "At least 2" in (h.fake.answer_for(tap).text or "")
+    await h.send(bob.tap(lobby, "Join"))
+    tap = bob.tap(lobby, "Start")
+    await h.send(tap)
+    assert "Only the player who opened" in (h.fake.answer_for(tap).text or "")
+    assert running_game(h, group) is None
+    await h.send(carol.tap(lobby, "Start"))  # an admin may
+    assert running_game(h, group) is not None
+
+
+async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2006, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    assert game is not None
+    opener = game.attacker
+    h.clock.advance(59)
+    assert await h.service.run_due() == 0
+    h.clock.advance(2)
+    assert await h.service.run_due() == 1
+    assert game.move_number == 1  # the opener played his lowest card
+    assert (
+        "ran out of time"
+        in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
+    )
+    # keep timing out whoever is to move; the third timeout in a row removes that player
+    for _ in range(12):
+        if running_game(h, group) is None:
+            break
+        h.clock.advance(61)
+        await h.service.run_due()
+    assert running_game(h, group) is None
+    result = await stored_result(h, group)
+    assert any(p.result == "timed_out" for p in result.participants)
+    assert "removed" in h.fake.last_message(group.id).text
+    assert opener in game.players
+
+
+async def test_lobby_expires(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2007, "Club", admins={alice})
+    await h.send(alice.send(group, "/newgame"))
+    h.clock.advance(601)
+    assert await h.service.run_due() == 1
+    lobby = h.fake.messages(group.id)[0]
+    assert "closed" in lobby.text and lobby.buttons == []
+    await h.send(alice.send(group, "/newgame"))  # a new lobby may open
+    assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
+
+
+async def test_blocked_player_is_named_in_the_group_and_times_out(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2008, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    assert game is not None
+    blocker = h.users[int(game.defender)]
+    await h.send(blocker.block_bot())
+    # the attacker opens; the defender's hand cannot be updated any more
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    first = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.send(attacker.tap(hand, first.callback_data or ""))
+    notice = h.fake.last_message(group.id)
+    assert "blocked" in h.fake.messages(group.id)[-1].text or any(
+        "blocked" in m.text for m in h.fake.messages(group.id)
+    )
+    assert notice is not None
+    h.clock.advance(61)
+    await h.service.run_due()
+    assert game.defender_took or game.move_number >= 2  # the blocked defender timed out
+
+
+async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2009, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    assert game is not None
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    first = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    h.fake.fail_next("editMessageText", 429, retry_after=1, chat_id=group.id)
+    h.fake.fail_next(
+        "editMessageText", 400, "Bad Request: message to edit not found", chat_id=attacker.id
+    )
+    await h.send(attacker.tap(hand, first.callback_data or ""))
+    assert game.move_number == 1  # stored despite both errors
+    await h.service.tables.request(group.id)
+    assert group.id in h.service.tables.pending()  # the edit waits for retry_after
+    await h.service.tables.flush()  # ... and then shows the latest state
+    assert (
+        "attacked" in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
+    )
+    new_hand = h.hand_message(attacker)
+    assert new_hand.message_id != hand.message_id  # sent anew, id stored
+
+
+async def test_bot_removed_from_group_closes_the_game_without_result(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2010, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    hand = h.hand_message(alice)
+    await h.send(group.remove_bot())
+    assert running_game(h, group) is None
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        assert await tx.results.count(chat_id=group.id) == 0
+    assert "removed" in hand.text and hand.buttons == []
+
+
+async def test_leave_asks_to_confirm_then_the_player_is_the_durak(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2011, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    assert "give up" in confirm.text
+    await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
+    assert running_game(h, group) is None
+    result = await stored_result(h, group)
+    assert result.durak == str(bob.id)
+    assert {p.player_id: p.result for p in result.participants}[str(bob.id)] == "resigned"
+
+
+async def test_cancel_by_opener_stores_no_result(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2012, "Club")
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send(group, "/cancel"))
+    assert running_game(h, group) is not None  # not the opener, not an admin
+    await h.send(alice.send(group, "/cancel"))
+    assert running_game(h, group) is None
+    assert "cancelled" in h.fake.last_message(group.id).text
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        assert await tx.results.count(chat_id=group.id) == 0
+
+
+async def test_hand_command_resends_the_hand(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2013, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    old = h.hand_message(alice)
+    await h.send(alice.send(group, "/hand"))
+    new = h.hand_message(alice)
+    assert new.message_id != old.message_id
+    assert new.buttons
+
+
+async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2014, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
+    result = h.fake.last_message(group.id)
+    await h.send(alice.tap(result, "Play again"))
+    lobby = h.lobby_message(group)
+    assert "Alice" in lobby.text and "Bob" in lobby.text
+    await h.send(alice.tap(lobby, "Start"))
+    assert running_game(h, group) is not None
+
+
+async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2015, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    await h.send(group.migrate_to_supergroup(-1002015))
+    assert h.service._live.get(-1002015) is not None
+    moved = h.service._live[-1002015].game
+    assert moved is not None and game is not None
+    assert moved.to_dict() == game.to_dict()

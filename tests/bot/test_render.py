@@ -1,0 +1,121 @@
+"""Rendering is pure: every text is checked here without Telegram.
+
+No hand ever reaches public text; every text fits Telegram (4096 characters, valid
+HTML as Telegram parses it); every button's callback data fits in 64 bytes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bot import render
+from bot.callbacks import MAX_CALLBACK_BYTES
+from bot.i18n import Translator
+from engine import Card, Game, RandomPlayer, Rules
+from tests.fakes.html import parse_html
+
+TR = Translator()
+LANGS = ("en", "de", "ru")
+NAMES = {"1": "Alice <admin>", "2": "Bob & Co", "3": "Борис", "4": "Dora", "5": "Eve", "6": "Finn"}
+
+
+def check_fits_telegram(rendered: render.Rendered) -> None:
+    text, _entities = parse_html(rendered.text)  # raises on HTML Telegram would refuse
+    assert 0 < len(text) <= 4096
+    if rendered.keyboard:
+        for row in rendered.keyboard.inline_keyboard:
+            assert 1 <= len(row) <= 8
+            for button in row:
+                if button.callback_data is not None:
+                    assert len(str(button.callback_data).encode()) <= MAX_CALLBACK_BYTES
+
+
+def random_positions(players: int, preset: str, seed: int) -> list[Game]:
+    game = Game.new([str(i + 1) for i in range(players)], rules=Rules.preset(preset), seed=seed)
+    chooser = RandomPlayer(seed)
+    rng = random.Random(seed)
+    out = [game.copy()]
+    while not game.is_over:
+        player = rng.choice(sorted(game.to_act))
+        game.apply(player, chooser.choose(game, player))
+        out.append(game.copy())
+    return out
+
+
+def public_cards(game: Game) -> set[Card]:
+    cards = {c for pair in game.table for c in pair if c is not None}
+    if game.trump_card is not None:
+        cards.add(game.trump_card)
+    return cards
+
+
+@pytest.mark.parametrize(("players", "preset"), [(2, "classic"), (4, "perevodnoy"), (6, "online")])
+def test_public_table_never_shows_a_card_in_a_hand(players: int, preset: str) -> None:
+    for game in random_positions(players, preset, seed=players):
+        text = render.table(
+            TR, "en", game.view(None), names=NAMES, log=[{"e": "attack", "p": "1"}]
+        ).text
+        hidden = {c for p in game.players for c in game.hand(p)} - public_cards(game)
+        for card in hidden:
+            assert str(card) not in text, f"{card} in a hand leaked into the table message"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_text_fits_telegram_in_every_language(lang: str) -> None:
+    for game in random_positions(4, "perevodnoy", seed=7)[::3]:
+        check_fits_telegram(render.table(TR, lang, game.view(None), names=NAMES, seconds_left=30))
+        for p in game.players:
+            view = game.view(p)
+            check_fits_telegram(
+                render.hand(TR, lang, view, game_id=2**40, names=NAMES, chat_title="<Club>")
+            )
+        if game.outcome:
+            check_fits_telegram(render.result(TR, lang, game.outcome, game_id=9, names=NAMES))
+
+
+def test_hand_message_shows_only_the_players_own_cards() -> None:
+    game = Game.from_position({"1": "6♠ 7♠", "2": "8♥ 9♥", "3": "10♦ J♦"}, trump="A♣", attacker="1")
+    text = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
+    keyboard = text.keyboard
+    assert keyboard is not None
+    labels = " ".join(b.text for row in keyboard.inline_keyboard for b in row)
+    assert "6♠" in labels and "7♠" in labels
+    for other in ("8♥", "9♥", "10♦", "J♦"):
+        assert other not in labels and other not in text.text
+
+
+def test_unplayable_cards_are_marked_and_playable_are_plain() -> None:
+    game = Game.from_position({"1": "6♠ 7♥", "2": "8♠ 9♥"}, trump="A♣", attacker="1")
+    game.apply("1", game.legal_actions("1")[0])  # 1 attacks with 6♠
+    view = game.view("2")
+    keyboard = render.hand(TR, "en", view, game_id=1, names=NAMES, chat_title="x").keyboard
+    assert keyboard is not None
+    labels = [b.text for row in keyboard.inline_keyboard for b in row]
+    assert "8♠" in labels  # beats 6♠
+    assert "·9♥·" in labels  # does not
+    assert "Take" in labels
+
+
+def test_hand_buttons_are_sorted_with_trumps_last() -> None:
+    game = Game.from_position({"1": "A♣ 6♥ 9♠ 7♥", "2": "8♠"}, trump="K♣", attacker="1")
+    keyboard = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
+    assert keyboard.keyboard is not None
+    labels = [b.text for b in keyboard.keyboard.inline_keyboard[0]]
+    assert labels == ["6♥", "7♥", "9♠", "A♣"]
+
+
+def test_russian_counts_use_three_plural_forms() -> None:
+    game = Game.from_position(
+        {"1": "6♠", "2": "7♠ 8♠", "3": "9♠ 10♠ J♠ Q♠ K♠"}, trump="A♣", attacker="1"
+    )
+    text = render.table(TR, "ru", game.view(None), names=NAMES).text
+    assert "1 карта" in text and "2 карты" in text and "5 карт" in text
+
+
+def test_rules_text_names_the_options_in_force() -> None:
+    text = render.rules_text(TR, "en", Rules.preset("perevodnoy"), 60)
+    assert "Transfers (Perevodnoy): on" in text
+    assert "60 s" in text
+    check_fits_telegram(render.Rendered(text))

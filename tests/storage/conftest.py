@@ -1,0 +1,105 @@
+"""Fixtures for the storage tests: a real SQLite file in a temporary directory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from engine import Game, Rules
+from storage import Database, FinishedGame, GameRecord, Lobby, Participant, Seat
+
+T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+@pytest.fixture(params=["inline", "thread"])
+def executor(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "durak.sqlite3"
+
+
+@pytest.fixture
+def db_url(db_path: Path, executor: str) -> str:
+    """Every test using it runs twice: SQLite calls inline on the loop, and on a thread."""
+    return f"sqlite:///{db_path}?executor={executor}"
+
+
+@pytest.fixture
+async def db(db_url: str) -> AsyncIterator[Database]:
+    async with Database.connect(db_url) as database:
+        yield database
+
+
+def seats(*user_ids: int) -> list[Seat]:
+    return [Seat(player_id=str(u), user_id=u, name=f"user {u}") for u in user_ids]
+
+
+def lobby_record(chat_id: int = -100, *user_ids: int) -> GameRecord:
+    ids = user_ids or (1, 2)
+    return GameRecord(
+        chat_id=chat_id,
+        status="lobby",
+        language="ru",
+        rules=Rules(),
+        lobby=Lobby(opener_id=ids[0], seats=seats(*ids), message_id=77),
+        created_at=T0,
+    )
+
+
+def running_record(chat_id: int = -100, *user_ids: int, seed: int = 1) -> GameRecord:
+    ids = user_ids or (1, 2, 3)
+    record = lobby_record(chat_id, *ids)
+    record.status = "running"
+    record.game = Game.new([str(u) for u in ids], rules=record.rules, seed=seed)
+    record.started_at = T0 + timedelta(seconds=30)
+    record.deadline = T0 + timedelta(seconds=90)
+    record.table_message_id = 501
+    record.hand_messages = {str(u): 600 + u for u in ids}
+    return record
+
+
+def result(
+    chat_id: int,
+    players: Sequence[str],
+    durak: str | None,
+    *,
+    game_id: int | None = None,
+    practice: bool = False,
+    ended: datetime = T0,
+    names: dict[str, str] | None = None,
+) -> FinishedGame:
+    """A finished game of ``players`` (seat order); ``durak`` None means a draw."""
+    participants = []
+    winners = [p for p in players if p != durak]
+    for seat, player in enumerate(players):
+        computer = player.startswith("cpu-")
+        place = len(players) if player == durak else winners.index(player) + 1
+        participants.append(
+            Participant(
+                seat=seat,
+                player_id=player,
+                user_id=None if computer else int(player),
+                name=(names or {}).get(player, f"name {player}"),
+                is_computer=computer,
+                result="durak" if player == durak else ("draw" if durak is None else "won"),
+                place=place,
+            )
+        )
+    return FinishedGame(
+        chat_id=chat_id,
+        game_id=game_id,
+        rules=Rules(),
+        started_at=ended - timedelta(minutes=5),
+        ended_at=ended,
+        bouts=12,
+        draw=durak is None,
+        durak=durak,
+        participants=participants,
+        practice=practice,
+    )

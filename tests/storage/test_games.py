@@ -1,0 +1,304 @@
+"""Games: round trips, optimistic concurrency, one active game per chat, the unit of work."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import timedelta
+
+import pytest
+
+from engine import RandomPlayer, Rules
+from storage import Conflict, Database, GameRecord, NotFound, Seat
+
+from .conftest import T0, lobby_record, result, running_record
+
+
+async def test_lobby_round_trip(db: Database) -> None:
+    record = lobby_record(-100, 5, 6)
+    record.lobby.seats.append(
+        Seat(player_id="cpu-easy-1", user_id=None, name="Бот", is_computer=True, level="easy")
+    )
+    async with db.transaction() as tx:
+        created = await tx.games.create(record=record)
+    assert created.id is not None
+    assert created.version == 1
+    assert record.id is None  # the argument is not modified
+    async with db.transaction() as tx:
+        loaded = await tx.games.get(game_id=created.id)
+    assert loaded == created
+    assert loaded.game is None
+    assert loaded.lobby.seats[2].is_computer
+
+
+async def test_running_game_round_trip_continues_identically(db: Database) -> None:
+    record = running_record(-100, 1, 2, 3, seed=7)
+    record.timeouts = {"2": 1}
+    record.meta = {"title": "Дурачки", "events": [["attack", "7♠"]], "left": {"2": None}}
+    record.rules = Rules.preset("perevodnoy")
+    assert record.game is not None
+    async with db.transaction() as tx:
+        created = await tx.games.create(record=record)
+    async with db.transaction() as tx:
+        loaded = await tx.games.active_for_chat(chat_id=-100)
+    assert loaded == created
+    assert loaded.deadline == T0 + timedelta(seconds=90)
+    assert loaded.deadline is not None and loaded.deadline.utcoffset() == timedelta(0)
+    original, restored = record.game, loaded.game
+    assert restored is not None
+    players = [RandomPlayer(3), RandomPlayer(3)]
+    for _ in range(30):
+        if original.is_over:
+            break
+        mover = sorted(original.to_act)[0]
+        action = players[0].choose(original, mover)
+        assert players[1].choose(restored, mover) == action
+        original.apply(mover, action)
+        restored.apply(mover, action)
+    assert original == restored
+
+
+async def test_save_bumps_version_and_stores_everything(db: Database) -> None:
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=lobby_record())
+    assert record.id is not None
+    started = running_record()
+    started.id, started.version, started.created_at = record.id, record.version, record.created_at
+    async with db.transaction() as tx:
+        started.version = await tx.games.save(record=started, expected_version=record.version)
+    assert started.version == 2
+    async with db.transaction() as tx:
+        assert await tx.games.get(game_id=record.id) == started
+
+
+async def test_stale_save_raises_conflict_and_writes_nothing(db: Database) -> None:
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+    assert record.id is not None
+    first = dataclasses.replace(record, table_message_id=1)
+    second = dataclasses.replace(record, table_message_id=2)
+    async with db.transaction() as tx:
+        assert await tx.games.save(record=first, expected_version=1) == 2
+
+    async def finish_with_stale_copy() -> None:
+        async with db.transaction() as tx:
+            await tx.results.record(result=result(-100, ["1", "2"], "2"))
+            await tx.games.save(record=second, expected_version=1)
+
+    with pytest.raises(Conflict, match="expected version 1, stored version is 2"):
+        await finish_with_stale_copy()
+    async with db.transaction() as tx:
+        stored = await tx.games.get(game_id=record.id)
+        assert stored.table_message_id == 1
+        assert stored.version == 2
+        assert await tx.results.count() == 0  # the whole unit of work rolled back
+
+
+async def test_conflict_between_two_connections(db_url: str) -> None:
+    async with Database.connect(db_url) as one, Database.connect(db_url) as two:
+        async with one.transaction() as tx:
+            created = await tx.games.create(record=running_record())
+        assert created.id is not None
+        async with one.transaction() as tx:
+            a = await tx.games.get(game_id=created.id)
+        async with two.transaction() as tx:
+            b = await tx.games.get(game_id=created.id)
+        a.timeouts = {"1": 1}
+        b.timeouts = {"2": 1}
+        async with two.transaction() as tx:
+            await tx.games.save(record=b, expected_version=b.version)
+        with pytest.raises(Conflict):
+            async with one.transaction() as tx:
+                await tx.games.save(record=a, expected_version=a.version)
+        async with one.transaction() as tx:
+            assert (await tx.games.get(game_id=created.id)).timeouts == {"2": 1}
+
+
+async def test_save_unknown_game_is_not_found(db: Database) -> None:
+    record = dataclasses.replace(running_record(), id=999, version=1)
+    with pytest.raises(NotFound):
+        async with db.transaction() as tx:
+            await tx.games.save(record=record, expected_version=1)
+    with pytest.raises(ValueError, match="never created"):
+        async with db.transaction() as tx:
+            await tx.games.save(record=running_record(), expected_version=1)
+
+
+async def test_missing_games_are_not_found(db: Database) -> None:
+    async with db.transaction() as tx:
+        with pytest.raises(NotFound, match="game 42"):
+            await tx.games.get(game_id=42)
+        with pytest.raises(NotFound, match="chat -5"):
+            await tx.games.active_for_chat(chat_id=-5)
+
+
+async def test_one_active_game_per_chat(db: Database) -> None:
+    async with db.transaction() as tx:
+        first = await tx.games.create(record=lobby_record(-100))
+        await tx.games.create(record=lobby_record(-200))
+    with pytest.raises(Conflict, match="chat -100 already has a game"):
+        async with db.transaction() as tx:
+            await tx.games.create(record=running_record(-100))
+    # Once finished (or cancelled), the chat may start another one.
+    first.status = "cancelled"
+    async with db.transaction() as tx:
+        await tx.games.save(record=first, expected_version=first.version)
+        second = await tx.games.create(record=running_record(-100))
+    # Reviving the old one would give the chat two active games.
+    first.status = "lobby"
+    with pytest.raises(Conflict):
+        async with db.transaction() as tx:
+            await tx.games.save(record=first, expected_version=2)
+    async with db.transaction() as tx:
+        assert (await tx.games.active_for_chat(chat_id=-100)).id == second.id
+
+
+async def test_create_refuses_bad_records(db: Database) -> None:
+    async with db.transaction() as tx:
+        with pytest.raises(ValueError, match="lobby or running"):
+            await tx.games.create(record=dataclasses.replace(lobby_record(), status="finished"))
+        with pytest.raises(ValueError, match="already stored"):
+            await tx.games.create(record=dataclasses.replace(lobby_record(), id=3))
+        with pytest.raises(ValueError, match="timezone"):
+            await tx.games.create(
+                record=dataclasses.replace(lobby_record(), created_at=T0.replace(tzinfo=None))
+            )
+
+
+async def test_all_active_and_due(db: Database) -> None:
+    async with db.transaction() as tx:
+        lobby = await tx.games.create(record=lobby_record(-1))
+        early = running_record(-2)
+        early.deadline = T0
+        early = await tx.games.create(record=early)
+        late = running_record(-3)
+        late.deadline = T0 + timedelta(minutes=5)
+        late = await tx.games.create(record=late)
+        no_deadline = running_record(-4)
+        no_deadline.deadline = None
+        no_deadline = await tx.games.create(record=no_deadline)
+        done = await tx.games.create(record=running_record(-5))
+        done.status = "finished"
+        await tx.games.save(record=done, expected_version=1)
+    async with db.transaction(readonly=True) as tx:
+        active = await tx.games.all_active()
+        assert [g.id for g in active] == [lobby.id, early.id, late.id, no_deadline.id]
+        assert [g.id for g in await tx.games.due(now=T0 - timedelta(seconds=1))] == []
+        assert [g.id for g in await tx.games.due(now=T0)] == [early.id]
+        due = await tx.games.due(now=T0 + timedelta(hours=1))
+        assert [g.id for g in due] == [early.id, late.id]
+
+
+async def test_migrate_chat_moves_games_and_bumps_versions(db: Database) -> None:
+    async with db.transaction() as tx:
+        old = await tx.games.create(record=running_record(-100))
+        assert await tx.games.migrate_chat(old_chat_id=-100, new_chat_id=-100200) == 1
+    async with db.transaction() as tx:
+        moved = await tx.games.active_for_chat(chat_id=-100200)
+        assert moved.id == old.id
+        assert moved.version == 2
+        with pytest.raises(NotFound):
+            await tx.games.active_for_chat(chat_id=-100)
+    with pytest.raises(Conflict):  # the stale copy still names the old chat
+        async with db.transaction() as tx:
+            await tx.games.save(record=old, expected_version=old.version)
+    async with db.transaction() as tx:
+        await tx.games.create(record=lobby_record(-100))
+    with pytest.raises(Conflict, match="both have a game"):
+        async with db.transaction() as tx:
+            await tx.games.migrate_chat(old_chat_id=-100, new_chat_id=-100200)
+
+
+async def test_exception_rolls_back_the_unit_of_work(db: Database) -> None:
+    async def failing_unit() -> None:
+        async with db.transaction() as tx:
+            await tx.games.create(record=lobby_record())
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        await failing_unit()
+    async with db.transaction() as tx:
+        assert await tx.games.all_active() == []
+
+
+async def test_cancellation_rolls_back(db: Database) -> None:
+    entered = asyncio.Event()
+
+    async def writer() -> None:
+        async with db.transaction() as tx:
+            await tx.games.create(record=lobby_record())
+            entered.set()
+            await asyncio.Event().wait()
+
+    task = asyncio.create_task(writer())
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    async with db.transaction() as tx:
+        assert await tx.games.all_active() == []
+
+
+async def test_repositories_die_with_their_transaction(db: Database) -> None:
+    async with db.transaction() as tx:
+        pass
+    with pytest.raises(RuntimeError, match="transaction is over"):
+        await tx.games.all_active()
+
+
+async def test_nested_transaction_is_refused(db: Database) -> None:
+    async with db.transaction():
+        with pytest.raises(RuntimeError, match="already open"):
+            async with db.transaction():
+                pass
+
+
+async def test_concurrent_transactions_serialize(db: Database) -> None:
+    async with db.transaction() as tx:
+        created = await tx.games.create(record=running_record())
+    assert created.id is not None
+    game_id = created.id
+
+    async def bump(n: int) -> None:
+        for _ in range(n):
+            async with db.transaction() as tx:
+                record = await tx.games.get(game_id=game_id)
+                await asyncio.sleep(0)  # let the others try to get in
+                record.timeouts = {"1": record.timeouts.get("1", 0) + 1}
+                await tx.games.save(record=record, expected_version=record.version)
+
+    await asyncio.gather(*(bump(10) for _ in range(10)))
+    async with db.transaction() as tx:
+        final = await tx.games.get(game_id=game_id)
+    assert final.timeouts == {"1": 100}
+    assert final.version == 101
+
+
+async def test_closed_database_refuses_transactions(db_url: str) -> None:
+    db = await Database.open(db_url)
+    await db.close()
+    await db.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        async with db.transaction():
+            pass
+
+
+def test_record_fields_match_the_design() -> None:
+    names = [f.name for f in dataclasses.fields(GameRecord)]
+    assert set(names) == {
+        "id",
+        "chat_id",
+        "status",
+        "language",
+        "rules",
+        "game",
+        "lobby",
+        "table_message_id",
+        "hand_messages",
+        "deadline",
+        "timeouts",
+        "created_at",
+        "started_at",
+        "meta",
+        "version",
+    }
