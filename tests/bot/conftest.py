@@ -117,6 +117,13 @@ class BotHarness:
             await self.send(p.tap(lobby, "Join"))
         await self.send(players[0].tap(lobby, "Start"))
 
+    async def set_position(self, group: FakeGroup, game: Any) -> None:
+        """Replace the running game of `group` with a hand-built position (same players)."""
+        record = self.service._live[group.id]
+        record.game = game
+        await self.service._save(record)
+        await self.service._publish_hands(record, force=True)
+
     async def tap_random(self, user: FakeUser, rng: random.Random) -> bool:
         """Tap a random button of the user's hand keyboard; False if it has none."""
         message = self.hand_message(user)

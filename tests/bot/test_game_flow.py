@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
 from engine import Game
 from storage import Database, FinishedGame
-from tests.bot.conftest import BotHarness
-from tests.fakes.telegram import FakeGroup, FakeUser
+from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
+from tests.fakes.telegram import FakeGroup, FakeTelegram, FakeUser
 
 
 def running_game(h: BotHarness, group: FakeGroup) -> Game | None:
@@ -367,3 +369,69 @@ async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
     moved = h.service._live[-1002015].game
     assert moved is not None and game is not None
     assert moved.to_dict() == game.to_dict()
+
+
+async def test_rules_and_help_answer_in_the_callers_language(harness: BotHarness) -> None:
+    h = harness
+    anna = h.user(7, "Anna", "de")
+    group = h.fake.group(-2016, "Runde", admins={anna})
+    await h.send(anna.send(group, "/rules"))
+    assert (
+        "Regeln" in h.fake.last_message(group.id).text
+        or "Trumpf" in h.fake.last_message(group.id).text
+    )
+    await h.send(anna.send(group, "/help"))
+    assert "/newgame" in h.fake.last_message(group.id).text
+
+
+async def test_command_menus_are_registered_per_scope_and_language(harness: BotHarness) -> None:
+    h = harness
+    group_menu = h.fake.commands({"type": "all_group_chats"})
+    private_menu = h.fake.commands({"type": "all_private_chats"})
+    assert "newgame" in {c["command"] for c in group_menu}
+    assert "newgame" not in {c["command"] for c in private_menu}
+    russian = h.fake.commands({"type": "all_group_chats"}, "ru")
+    assert russian and russian != group_menu
+
+
+async def test_a_double_tap_applies_once(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2017, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running_game(h, group)
+    assert game is not None
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    first = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    taps = [attacker.tap(hand, first.callback_data or "") for _ in range(2)]
+    await asyncio.gather(*(h.send(t) for t in taps))  # both in flight at once
+    assert game.move_number == 1
+    answers = [h.fake.answer_for(t) for t in taps]
+    assert all(a is not None for a in answers)
+    assert sum("out of date" in (a.text or "") for a in answers if a) == 1
+
+
+async def test_errors_are_reported_to_the_operator_without_the_token(tmp_path: Path) -> None:
+    fake = FakeTelegram(token=TOKEN)
+    settings = make_settings(tmp_path / "db.sqlite3", operator_chat_id=4242)
+    h = BotHarness(
+        fake=fake, db_path=tmp_path / "db.sqlite3", clock=ManualClock(), settings=settings
+    )
+    await h.start()
+    try:
+        fake.user(4242, "Operator")
+        await h.send(fake.user(4242, "Operator").start_private())
+        alice = h.user(1, "Alice")
+        group = fake.group(-2018, "Club", admins={alice})
+
+        async def broken(**_: object) -> None:
+            raise RuntimeError(f"boom with {TOKEN}")
+
+        h.service.new_game = broken  # type: ignore[method-assign]
+        await h.send(alice.send(group, "/newgame"))
+        report = fake.last_message(4242)
+        assert "RuntimeError" in report.text
+        assert TOKEN not in report.text
+    finally:
+        await h.stop()

@@ -13,7 +13,7 @@ import pytest
 from bot import render
 from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
-from engine import Card, Game, RandomPlayer, Rules
+from engine import Attack, Card, Game, RandomPlayer, Rules
 from tests.fakes.html import parse_html
 
 TR = Translator()
@@ -88,7 +88,7 @@ def test_hand_message_shows_only_the_players_own_cards() -> None:
 
 def test_unplayable_cards_are_marked_and_playable_are_plain() -> None:
     game = Game.from_position({"1": "6♠ 7♥", "2": "8♠ 9♥"}, trump="A♣", attacker="1")
-    game.apply("1", game.legal_actions("1")[0])  # 1 attacks with 6♠
+    game.apply("1", Attack(Card.parse("6♠")))
     view = game.view("2")
     keyboard = render.hand(TR, "en", view, game_id=1, names=NAMES, chat_title="x").keyboard
     assert keyboard is not None

@@ -1,0 +1,62 @@
+"""Start-up settings: a missing or malformed setting is one clear line and exit code 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_bot(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in Settings.model_fields}
+    clean.pop("BOT_TOKEN", None)
+    clean.update(env)
+    clean["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "bot"],
+        cwd=tmp_path,  # no .env here
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_missing_token_stops_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    result = run_bot(tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "durak-bot: setting BOT_TOKEN is required"
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("TURN_TIMEOUT", "soon"), ("DEFAULT_LANGUAGE", "fr"), ("BOT_API_BASE_URL", "ftp://x")],
+)
+def test_malformed_setting_is_named(tmp_path: Path, name: str, value: str) -> None:
+    result = run_bot(tmp_path, BOT_TOKEN="123456:SECRET-abcdef", **{name: value})
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and name in lines[0]
+    assert "SECRET" not in result.stderr
+
+
+def test_malformed_token_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    result = run_bot(tmp_path, BOT_TOKEN="not-a-token-SECRET")
+    assert result.returncode == 2
+    assert "BOT_TOKEN" in result.stderr
+    assert "SECRET" not in result.stderr
+
+
+def test_settings_never_show_the_token() -> None:
+    settings = Settings(_env_file=None, bot_token="123456:SECRET-abcdef")  # type: ignore[call-arg]
+    assert "SECRET" not in repr(settings) and "SECRET" not in str(settings.model_dump())
+    assert settings.database_url == "sqlite:///data/durak.sqlite3"

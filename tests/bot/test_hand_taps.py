@@ -1,0 +1,74 @@
+"""Tapping cards in the private hand: one tap where the meaning is clear, two at most."""
+
+from __future__ import annotations
+
+from engine import Game, Rules
+from tests.bot.conftest import BotHarness
+
+
+async def two_player_position(h: BotHarness, hands: dict[str, str], rules: Rules | None = None):
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-3000, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = Game.from_position(
+        {"1": hands["1"], "2": hands["2"]},
+        trump="A♣",
+        stock="6♣ 7♣",
+        attacker="1",
+        rules=rules or Rules(),
+    )
+    await h.set_position(group, game)
+    return alice, bob, group, game
+
+
+async def test_defend_with_one_fitting_card_takes_one_tap(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, _group, game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    assert game.table == [(game.table[0][0], None)]
+    await h.send(bob.tap(h.hand_message(bob), "8♠"))
+    assert game.discard == (game.discard[0], game.discard[1])  # 6♠ and 8♠ beaten off
+    assert {str(c) for c in game.discard} == {"6♠", "8♠"}
+
+
+async def test_a_card_that_covers_two_attacks_asks_which(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, _group, game = await two_player_position(h, {"1": "6♠ 6♥ 9♦", "2": "10♣ 7♦ 8♦"})
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    await h.send(alice.tap(h.hand_message(alice), "6♥"))
+    assert len(game.table) == 2
+    hand = h.hand_message(bob)
+    await h.send(bob.tap(hand, "10♣"))  # a trump: covers either
+    assert all(d is None for _, d in game.table)  # nothing played yet
+    choice = h.hand_message(bob)
+    assert "Which one?" in choice.text
+    assert choice.button_texts[:2] == ["Cover 6♠ with 10♣", "Cover 6♥ with 10♣"]
+    await h.send(bob.tap(choice, "Cover 6♥ with 10♣"))
+    assert [(str(a), str(d) if d else None) for a, d in game.table] == [
+        ("6♠", None),
+        ("6♥", "10♣"),
+    ]
+
+
+async def test_an_unplayable_card_answers_why(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, _group, game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    tap = bob.tap(h.hand_message(bob), "·7♥·")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == "That card does not beat any open card."
+    assert game.move_number == 1
+
+
+async def test_transfer_button_appears_when_legal(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, _group, game = await two_player_position(
+        h, {"1": "6♠ 9♥ 10♥", "2": "6♥ 7♥ 8♠"}, Rules.preset("perevodnoy")
+    )
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    hand = h.hand_message(bob)
+    assert "Transfer 6♥" in hand.button_texts
+    await h.send(bob.tap(hand, "Transfer 6♥"))
+    assert game.defender == "1"
+    assert [str(a) for a, _ in game.table] == ["6♠", "6♥"]
