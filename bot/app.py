@@ -29,8 +29,18 @@ from storage import Database, utcnow
 
 logger = logging.getLogger(__name__)
 
-GROUP_COMMANDS = ("newgame", "rules", "hand", "leave", "cancel", "help")
-PRIVATE_COMMANDS = ("start", "hand", "help")
+GROUP_COMMANDS = (
+    "newgame",
+    "stats",
+    "rules",
+    "hand",
+    "leave",
+    "cancel",
+    "settings",
+    "kick",
+    "help",
+)
+PRIVATE_COMMANDS = ("start", "stats", "hand", "help")
 SCHEDULER_KEY = "scheduler"
 
 

@@ -8,6 +8,8 @@ on an old keyboard is recognised as stale and changes nothing:
                              X exchange trump, D redeal, R resign (confirmed), r refresh
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a<level> add computer
     a<game>                  play again (a new lobby with the same players)
+    S<option>                /settings menu: step an option (the chat is the message's)
+    k<game>.<user>           /kick confirmed by an admin
 
 Anything else is forged or from another bot version: `decode` raises `BadCallback`.
 """
@@ -80,7 +82,18 @@ class AgainData:
     game_id: int
 
 
-CallbackData = MoveData | LobbyData | AgainData
+@dataclass(frozen=True, slots=True)
+class SettingsData:
+    option: str
+
+
+@dataclass(frozen=True, slots=True)
+class KickData:
+    game_id: int
+    user_id: int
+
+
+CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData
 
 _SIMPLE: Final[dict[str, Action]] = {
     "T": Take(),
@@ -94,6 +107,8 @@ _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 _MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
 _LOBBY = re.compile(r"l(\d{1,12})\.([jqsxa])([a-z]{0,8})")
 _AGAIN = re.compile(r"a(\d{1,12})")
+_SETTINGS = re.compile(r"S([pdtsifxolc])")
+_KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})")
 
 
 def _code(intent: Action | CardTap | Refresh) -> str:
@@ -126,6 +141,10 @@ def encode_lobby(game_id: int, op: LobbyOp, arg: str = "") -> str:
 
 def encode_again(game_id: int) -> str:
     return f"a{game_id}"
+
+
+def encode_kick(game_id: int, user_id: int) -> str:
+    return f"k{game_id}.{user_id}"
 
 
 def _card(index: str) -> Card:
@@ -169,4 +188,8 @@ def decode(data: str | None) -> CallbackData:
         return LobbyData(int(m[1]), _LOBBY_OPS[m[2]], m[3])
     if m := _AGAIN.fullmatch(data):
         return AgainData(int(m[1]))
+    if m := _SETTINGS.fullmatch(data):
+        return SettingsData(m[1])
+    if m := _KICK.fullmatch(data):
+        return KickData(int(m[1]), int(m[2]))
     raise BadCallback(f"unknown callback data {data!r}")

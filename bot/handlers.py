@@ -23,7 +23,15 @@ from telegram.ext import (
 )
 
 from bot import render
-from bot.callbacks import AgainData, BadCallback, LobbyData, MoveData, decode
+from bot.callbacks import (
+    AgainData,
+    BadCallback,
+    KickData,
+    LobbyData,
+    MoveData,
+    SettingsData,
+    decode,
+)
 from bot.service import GameService, Person
 
 logger = logging.getLogger(__name__)
@@ -133,6 +141,55 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     )
 
 
+async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    if not _is_group(chat):
+        await _reply(update, context, "settings-in-group")
+        return
+    await service_of(context).settings_command(
+        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
+    )
+
+
+async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None or message is None or not _is_group(chat):
+        return
+    replied = message.reply_to_message
+    target = person_of(replied.from_user) if replied and replied.from_user else None
+    await service_of(context).kick(
+        chat_id=chat.id, person=person_of(user), target=target, message_id=message.message_id
+    )
+
+
+async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    replied = message.reply_to_message if message else None
+    target = None
+    if _is_group(chat) and replied and replied.from_user and not replied.from_user.is_bot:
+        target = person_of(replied.from_user)
+    await service_of(context).stats(
+        chat_id=chat.id,
+        in_group=_is_group(chat),
+        person=person_of(user),
+        target=target,
+        message_id=message.message_id if message else None,
+    )
+
+
+async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message = update.effective_message
+    if message is None or message.left_chat_member is None:
+        return
+    await service_of(context).member_left(
+        chat_id=message.chat.id, user_id=message.left_chat_member.id
+    )
+
+
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query, user = update.callback_query, update.effective_user
     if query is None or user is None:
@@ -151,6 +208,12 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await service.lobby_action(query=query, person=person, data=data)
     elif isinstance(data, AgainData):
         await service.play_again(query=query, person=person, data=data)
+    elif isinstance(data, SettingsData):
+        await service.settings_tap(query=query, person=person, option=data.option)
+    elif isinstance(data, KickData):
+        await service.kick_confirmed(
+            query=query, person=person, game_id=data.game_id, user_id=data.user_id
+        )
 
 
 async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -200,9 +263,13 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     application.add_handler(CommandHandler("hand", hand_command))
     application.add_handler(CommandHandler("leave", leave_command))
     application.add_handler(CommandHandler("cancel", cancel_command))
+    application.add_handler(CommandHandler("settings", settings_command))
+    application.add_handler(CommandHandler("kick", kick_command))
+    application.add_handler(CommandHandler("stats", stats_command))
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))
+    application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left))
     application.add_error_handler(on_error)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.callbacks import CardTap, Refresh, encode_again, encode_lobby, encode_move
+from bot.callbacks import CardTap, Refresh, encode_again, encode_kick, encode_lobby, encode_move
 from bot.i18n import Translator
 from engine import (
     Action,
@@ -488,3 +488,18 @@ def add_to_group_keyboard(
             ]
         ]
     )
+
+
+def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
+    """/kick: an admin confirms removing a player from the running game (R18)."""
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-kick", player=name),
+                    callback_data=encode_kick(game_id, user_id),
+                )
+            ]
+        ]
+    )
+    return Rendered(tr.t(lang, "kick-confirm", player=esc(name)), keyboard)

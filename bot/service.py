@@ -21,12 +21,13 @@ from telegram import Bot, CallbackQuery
 from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 
-from bot import render
+from bot import render, stats_view
 from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
 from bot.config import Settings
 from bot.i18n import Translator
 from bot.log import entries_for
 from bot.outbox import Blocked, Coalescer, Outbox
+from bot.settings_menu import effective_timeout, render_menu, step
 from engine import (
     Action,
     Attack,
@@ -453,6 +454,7 @@ class GameService:
         timeout = self.turn_timeout(record)
         running = record.status == "running" and record.game is not None
         record.deadline = self.clock() + timedelta(seconds=timeout) if running and timeout else None
+        record.meta["warned"] = False
 
     async def play_again(self, *, query: CallbackQuery, person: Person, data: AgainData) -> None:
         chat_id = await self.chat_of_game(data.game_id)
@@ -606,7 +608,9 @@ class GameService:
             if outcome.draw:
                 res = "draw"
             elif p == outcome.durak:
-                res = left.get(p, "durak")
+                # kicked, or left the group: resigned (R18); removed for timeouts: timed_out
+                how = left.get(p)
+                res = "durak" if how is None else "timed_out" if how == "timed_out" else "resigned"
             else:
                 res = "won"
             participants.append(
@@ -650,7 +654,12 @@ class GameService:
         reason = None
         if outcome.durak is not None:
             why = record.meta.get("left", {}).get(outcome.durak)
-            reason = {"resigned": "result-resigned", "timed_out": "result-timed-out"}.get(why or "")
+            reason = {
+                "resigned": "result-resigned",
+                "timed_out": "result-timed-out",
+                "kicked": "result-kicked",
+                "left": "result-left",
+            }.get(why or "")
         rendered = render.result(
             self.tr,
             record.language,
@@ -919,15 +928,242 @@ class GameService:
             if fresh is not None:
                 logger.info("game %s moved from chat %s to %s", fresh.id, old_chat_id, new_chat_id)
 
+    # ------------------------------------------------------------------ stats
+
+    async def stats(
+        self,
+        *,
+        chat_id: int,
+        in_group: bool,
+        person: Person,
+        target: Person | None,
+        message_id: int | None,
+    ) -> None:
+        """/stats: in a group the leaderboard (or, as a reply, that person's record);
+        in a private chat the caller's own record, overall and per group."""
+        async with self.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id) if in_group else None
+            lang = self.tr.normalize((settings and settings.language) or person.language)
+            if in_group and target is None:
+                assert settings is not None
+                show = settings.show_computers
+                rows = await tx.results.leaderboard(
+                    chat_id=chat_id,
+                    limit=stats_view.TOP,
+                    min_games=stats_view.MIN_RANKED_GAMES,
+                    include_computers=show,
+                )
+                me = None
+                try:
+                    mine = await tx.results.player_record(
+                        player_id=person.player_id, chat_id=chat_id
+                    )
+                    rank = await tx.results.rank_of(
+                        player_id=person.player_id,
+                        chat_id=chat_id,
+                        min_games=stats_view.MIN_RANKED_GAMES,
+                        include_computers=show,
+                    )
+                    me = (rank, stats_view.as_row(mine))
+                except NotFound:
+                    pass
+                title = await self._chat_title(tx, chat_id)
+                rendered = stats_view.leaderboard(
+                    self.tr, lang, title=title, rows=rows, me=me, show_computers=show
+                )
+            else:
+                who = target or person
+                rendered = await self._player_card(tx, lang, who, chat_id if in_group else None)
+        await self.out.send(chat_id, rendered, reply_to=message_id)
+
+    async def _chat_title(self, tx: Any, chat_id: int) -> str:
+        try:
+            record = await tx.games.latest_for_chat(chat_id=chat_id)
+        except NotFound:
+            return ""
+        return str(record.meta.get("title", ""))
+
+    async def _player_card(
+        self, tx: Any, lang: str, who: Person, only_chat: int | None
+    ) -> render.Rendered:
+        try:
+            overall = await tx.results.player_record(player_id=who.player_id)
+        except NotFound:
+            overall = None
+        chats = []
+        if overall is not None:
+            ids = (
+                [only_chat]
+                if only_chat is not None
+                else await tx.results.chats_of(player_id=who.player_id)
+            )
+            for chat in ids[:10]:
+                try:
+                    record = await tx.results.player_record(player_id=who.player_id, chat_id=chat)
+                except NotFound:
+                    continue
+                chats.append((await self._chat_title(tx, chat) or str(chat), record))
+        return stats_view.player_card(self.tr, lang, name=who.name, overall=overall, chats=chats)
+
+    # ------------------------------------------------------------------ settings
+
+    async def _may_change_settings(self, chat_id: int, person: Person) -> bool:
+        """Chat admins; and the opener of an open lobby, before the game starts."""
+        record = await self._load(chat_id)
+        lobby_opener = record is not None and record.status == "lobby"
+        if lobby_opener and record is not None and record.lobby.opener_id == person.user_id:
+            return True
+        return await self._is_admin(chat_id, person.user_id)
+
+    async def settings_command(
+        self, *, chat_id: int, person: Person, message_id: int | None
+    ) -> None:
+        """/settings in a group: the house-rules menu (admins, or the lobby's opener)."""
+        async with self.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        lang = self.tr.normalize(settings.language or person.language)
+        if not await self._may_change_settings(chat_id, person):
+            await self.out.send(
+                chat_id, render.Rendered(self.t(lang, "error-admins-only")), reply_to=message_id
+            )
+            return
+        menu = render_menu(self.tr, lang, settings, default_timeout=self.settings.turn_timeout)
+        await self.out.send(chat_id, menu, reply_to=message_id)
+
+    async def settings_tap(self, *, query: CallbackQuery, person: Person, option: str) -> None:
+        """A tap in the /settings menu: step that option; an open lobby follows."""
+        message = query.message
+        if message is None:
+            await self.out.answer(query, self.t(person.language, "error-unknown-button"))
+            return
+        chat_id = message.chat.id
+        async with self._locks[chat_id]:
+            if not await self._may_change_settings(chat_id, person):
+                await self.out.answer(
+                    query, self.t(person.language, "error-admins-only"), alert=True
+                )
+                return
+            default = self.settings.turn_timeout
+            async with self.db.transaction() as tx:
+                settings = step(
+                    await tx.chats.get(chat_id=chat_id), option, default_timeout=default
+                )
+                await tx.chats.save(settings=settings)
+            lang = self.tr.normalize(settings.language or person.language)
+            await self.out.answer(query, self.t(lang, "settings-saved"))
+            await self.out.show(
+                chat_id,
+                message.message_id,
+                render_menu(self.tr, lang, settings, default_timeout=default),
+            )
+            record = await self._load(chat_id)
+            if record is not None and record.status == "lobby":  # the lobby shows the rules
+                record.rules = settings.rules
+                record.meta["turn_timeout"] = effective_timeout(settings, default)
+                if settings.language:
+                    record.language = settings.language
+                await self._save(record)
+                await self._refresh_lobby(record)
+
+    # ------------------------------------------------------------------ moderation
+
+    async def kick(
+        self, *, chat_id: int, person: Person, target: Person | None, message_id: int | None
+    ) -> None:
+        """/kick as a reply, for admins: ask to confirm removing that player (R18)."""
+        record = await self._load(chat_id)
+        lang = record.language if record else self.tr.normalize(person.language)
+        if not await self._is_admin(chat_id, person.user_id):
+            await self.out.send(
+                chat_id, render.Rendered(self.t(lang, "error-admins-only")), reply_to=message_id
+            )
+            return
+        game = record.game if record is not None and record.status == "running" else None
+        if target is None or game is None or target.player_id not in game.active_players:
+            await self.out.send(
+                chat_id, render.Rendered(self.t(lang, "kick-how")), reply_to=message_id
+            )
+            return
+        assert record is not None and record.id is not None
+        await self.out.send(
+            chat_id,
+            render.confirm_kick(
+                self.tr, lang, game_id=record.id, user_id=target.user_id, name=target.name
+            ),
+            reply_to=message_id,
+        )
+
+    async def kick_confirmed(
+        self, *, query: CallbackQuery, person: Person, game_id: int, user_id: int
+    ) -> None:
+        chat_id = await self.chat_of_game(game_id)
+        if chat_id is None or not await self._is_admin(chat_id, person.user_id):
+            await self.out.answer(query, self.t(person.language, "error-admins-only"), alert=True)
+            return
+        await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="kicked", query=query)
+
+    async def remove_player(
+        self, *, chat_id: int, player_id: str, why: str, query: CallbackQuery | None = None
+    ) -> None:
+        """The player leaves the running game as its durak (R18): kicked, or left the group."""
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            game = record.game if record is not None and record.status == "running" else None
+            if record is None or game is None or player_id not in game.active_players:
+                await self.out.answer(query, self.t(None, "error-game-gone"))
+                return
+            events = game.apply(player_id, Resign())
+            record.meta.setdefault("left", {})[player_id] = why
+            await self._after_moves(record, [(player_id, events)])
+            await self.out.answer(query)
+            await self._render_after(record)
+
+    async def member_left(self, *, chat_id: int, user_id: int) -> None:
+        """A player who leaves the group during a game is treated as resigned."""
+        record = self._live.get(chat_id) or await self._load(chat_id)
+        game = record.game if record is not None and record.status == "running" else None
+        if game is not None and str(user_id) in game.active_players:
+            await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="left")
+
     # ------------------------------------------------------------------ deadlines
 
+    def _warn_at(self, record: GameRecord) -> datetime | None:
+        """Half time of a turn: when players the game waits for are warned privately."""
+        if record.status != "running" or record.deadline is None or record.meta.get("warned"):
+            return None
+        return record.deadline - timedelta(seconds=self.turn_timeout(record) / 2)
+
     def next_deadline(self) -> datetime | None:
-        deadlines = [r.deadline for r in self._live.values() if r.deadline is not None]
-        return min(deadlines, default=None)
+        times = [r.deadline for r in self._live.values() if r.deadline is not None]
+        times += [w for r in self._live.values() if (w := self._warn_at(r)) is not None]
+        return min(times, default=None)
+
+    async def _warn(self, record: GameRecord) -> None:
+        game = record.game
+        assert game is not None
+        record.meta["warned"] = True  # kept in memory; stored with the next move
+        seconds = self.seconds_left(record) or 0
+        for seat in record.lobby.seats:
+            if seat.user_id is None or seat.is_computer or seat.player_id not in game.to_act:
+                continue
+            text = self.t(
+                self.lang_of(record, seat.player_id),
+                "warn-time",
+                seconds=seconds,
+                chat=render.esc(str(record.meta.get("title", ""))),
+            )
+            with contextlib.suppress(Blocked, TelegramError):
+                await self.out.send(seat.user_id, render.Rendered(text))
 
     async def run_due(self, now: datetime | None = None) -> int:
-        """Handle every lobby and turn whose deadline has passed; return how many."""
+        """Warn at half time; handle every lobby and turn whose deadline has passed.
+        Returns how many deadlines expired."""
         now = now or self.clock()
+        for record in list(self._live.values()):
+            warn_at = self._warn_at(record)
+            if warn_at is not None and warn_at <= now and record.deadline and record.deadline > now:
+                async with self._locks[record.chat_id]:
+                    await self._warn(record)
         due = [r.chat_id for r in list(self._live.values()) if r.deadline and r.deadline <= now]
         for chat_id in due:
             try:

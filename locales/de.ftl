@@ -195,3 +195,71 @@ cmd-leave = Das laufende Spiel aufgeben
 cmd-cancel = Spiel abbrechen (Eröffner oder Admin)
 cmd-help = So wird gespielt
 cmd-start = Unterhaltung mit mir beginnen
+
+## /settings (Admins der Gruppe; vor dem Start auch der Eröffner der Lobby)
+
+settings-title = Hausregeln
+settings-intro = Tippe auf eine Option, um sie zu ändern. Änderungen gelten ab dem nächsten Spiel (und für eine offene Lobby), nie für ein laufendes.
+settings-in-group = Hausregeln werden in einer Gruppe festgelegt: Sende dort /settings.
+settings-saved = Gespeichert.
+settings-seconds = { $seconds } Sek.
+settings-preset = Variante
+settings-preset-help = eine fertige Zusammenstellung der Optionen unten
+settings-deck = Kartendeck
+settings-deck-help = 24, 32, 36 oder 52 Karten; weniger Karten, weniger Spieler
+settings-transfer = Weiterschieben
+settings-transfer-help = der Verteidiger darf den Angriff mit einer Karte desselben Werts weiterschieben
+settings-show-trump = Trumpf zeigen
+settings-show-trump-help = weiterschieben, indem man den Trumpf dieses Werts zeigt statt ausspielt
+settings-throw-in = Zuwerfen
+settings-throw-in-help = wer in einer Runde Karten zuwerfen darf
+settings-first-bout = Erster Angriff
+settings-first-bout-help = höchstens so viele Karten im ersten Angriff, vor der ersten Ablage
+settings-trump-exchange = Trumpftausch
+settings-trump-exchange-help = wer den niedrigsten Trumpf hat, darf den offenen Trumpf nehmen
+settings-timeout = Zeit pro Zug
+settings-timeout-help = wer die Zeit überschreitet, zieht automatisch; nach drei Zeitüberschreitungen in Folge ist man raus
+settings-language = Sprache
+settings-language-help = die Sprache der Gruppe für die Nachrichten des Bots
+settings-computers = Computer in der Bestenliste
+settings-computers-help = ob Computerspieler in /stats aufgeführt werden
+language-en = English
+language-de = Deutsch
+language-ru = Русский
+error-admins-only = Das dürfen nur die Admins des Chats (oder vor dem Start der Eröffner der Lobby).
+
+## Moderation
+
+kick-how = Antworte mit /kick auf eine Nachricht eines Spielers aus dem laufenden Spiel.
+kick-confirm = { $player } aus dem Spiel entfernen? Wer entfernt wird, ist der Durak.
+button-kick = { $player } entfernen
+result-kicked = { $player } wurde von einem Admin entfernt.
+result-left = { $player } hat die Gruppe verlassen.
+warn-time = ⏳ Noch { $seconds } Sek. für deinen Zug in { $chat }.
+
+## /stats
+
+stats-title = Bestenliste: { $chat }
+stats-line = { $rank }. { $name }: { $rating } · { $games ->
+        [one] { $games } Spiel
+       *[other] { $games } Spiele
+    } · Durak { $durak } ({ $rate }) · Serie { $streak }
+stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
+        [one] { $min } abgeschlossenes Spiel
+       *[other] { $min } abgeschlossene Spiele
+    }.
+stats-footer = Rating: openskill (Plackett–Luce), μ − 3σ. In der Wertung ab { $min ->
+        [one] { $min } Spiel
+       *[other] { $min } Spielen
+    }.
+stats-computer-mark = 🤖 Computerspieler
+stats-player-title = Bilanz von { $name }
+stats-overall = Alle Gruppen
+stats-record = Rating { $rating } · { $games ->
+        [one] { $games } Spiel
+       *[other] { $games } Spiele
+    } · gewonnen { $won } · Durak { $durak } ({ $rate }) · Serie { $streak }
+stats-no-games = Noch keine abgeschlossenen Spiele.
+cmd-stats = Bestenliste und Bilanzen
+cmd-settings = Hausregeln (Admins)
+cmd-kick = Spieler entfernen (als Antwort, Admins)

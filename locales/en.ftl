@@ -195,3 +195,65 @@ cmd-leave = Give up the current game
 cmd-cancel = Cancel the game (opener or admin)
 cmd-help = How to play
 cmd-start = Start talking to me
+
+## /settings (group admins; the lobby's opener before the game starts)
+
+settings-title = House rules
+settings-intro = Tap an option to change it. Changes apply to the next game (and to an open lobby), never to a running one.
+settings-in-group = House rules are set in a group: send /settings there.
+settings-saved = Saved.
+settings-seconds = { $seconds } s
+settings-preset = Preset
+settings-preset-help = a ready-made set of the options below
+settings-deck = Deck
+settings-deck-help = 24, 32, 36 or 52 cards; fewer cards, fewer players
+settings-transfer = Transfers
+settings-transfer-help = the defender may pass the attack on with a card of the same rank
+settings-show-trump = Show a trump
+settings-show-trump-help = transfer by showing, not playing, the trump of that rank
+settings-throw-in = Throwing in
+settings-throw-in-help = who may add cards to a bout
+settings-first-bout = First bout
+settings-first-bout-help = most cards in the first bout, before the first discard
+settings-trump-exchange = Trump swap
+settings-trump-exchange-help = the holder of the lowest trump may take the face-up trump
+settings-timeout = Time per move
+settings-timeout-help = a player who runs out of time moves automatically; three in a row and they are out
+settings-language = Language
+settings-language-help = the group's language for the bot's messages
+settings-computers = Computers on the leaderboard
+settings-computers-help = whether computer players are listed in /stats
+language-en = English
+language-de = Deutsch
+language-ru = Русский
+error-admins-only = Only chat admins can do that (or the lobby's opener, before the start).
+
+## Moderation
+
+kick-how = Reply to a message of a player in the running game with /kick.
+kick-confirm = Remove { $player } from the game? They will be the durak.
+button-kick = Remove { $player }
+result-kicked = { $player } was removed by an admin.
+result-left = { $player } left the group.
+warn-time = ⏳ { $seconds } s left for your move in { $chat }.
+
+## /stats
+
+stats-title = Leaderboard: { $chat }
+stats-line = { $rank }. { $name }: { $rating } · { $games ->
+        [one] { $games } game
+       *[other] { $games } games
+    } · durak { $durak } ({ $rate }) · streak { $streak }
+stats-empty = Nobody is ranked yet: it takes { $min } finished games.
+stats-footer = Rating: openskill (Plackett–Luce), μ − 3σ. Ranked from { $min } games on.
+stats-computer-mark = 🤖 computer player
+stats-player-title = Record of { $name }
+stats-overall = All groups
+stats-record = Rating { $rating } · { $games ->
+        [one] { $games } game
+       *[other] { $games } games
+    } · won { $won } · durak { $durak } ({ $rate }) · streak { $streak }
+stats-no-games = No finished games yet.
+cmd-stats = Leaderboard and records
+cmd-settings = House rules (admins)
+cmd-kick = Remove a player (reply, admins)

@@ -221,3 +221,79 @@ cmd-leave = Сдаться в текущей игре
 cmd-cancel = Отменить игру (создатель или админ)
 cmd-help = Как играть
 cmd-start = Начать общение со мной
+
+## /settings (админы группы; до начала игры — и создатель лобби)
+
+settings-title = Правила группы
+settings-intro = Нажми на параметр, чтобы изменить его. Изменения действуют со следующей игры (и в открытом лобби), но никогда — в уже идущей.
+settings-in-group = Правила настраиваются в группе: отправь там /settings.
+settings-saved = Сохранено.
+settings-seconds = { $seconds } сек.
+settings-preset = Вариант
+settings-preset-help = готовый набор параметров ниже
+settings-deck = Колода
+settings-deck-help = 24, 32, 36 или 52 карты; чем меньше карт, тем меньше игроков
+settings-transfer = Переводы
+settings-transfer-help = отбивающийся может перевести ход картой того же достоинства
+settings-show-trump = Показ козыря
+settings-show-trump-help = перевод показом козыря того же достоинства, а не ходом им
+settings-throw-in = Подкидывание
+settings-throw-in-help = кто может подкидывать карты в раунде
+settings-first-bout = Первый отбой
+settings-first-bout-help = максимум карт в первом раунде, до первого отбоя
+settings-trump-exchange = Обмен козыря
+settings-trump-exchange-help = игрок с младшим козырем может забрать открытый козырь
+settings-timeout = Время на ход
+settings-timeout-help = если время вышло, ход делается автоматически; после трёх тайм-аутов подряд игрок выбывает
+settings-language = Язык
+settings-language-help = язык сообщений бота в этой группе
+settings-computers = Компьютеры в рейтинге
+settings-computers-help = показывать ли компьютерных игроков в /stats
+language-en = English
+language-de = Deutsch
+language-ru = Русский
+error-admins-only = Это могут только админы чата (или создатель лобби до начала игры).
+
+## Модерация
+
+kick-how = Ответь командой /kick на сообщение игрока из текущей игры.
+kick-confirm = Исключить игрока { $player } из игры? Исключённый игрок остаётся в дураках.
+button-kick = Исключить { $player }
+result-kicked = Игрока { $player } исключил админ.
+result-left = Игрок { $player } покинул группу.
+warn-time = ⏳ На твой ход в { $chat } осталось { $seconds } сек.
+
+## /stats
+
+stats-title = Таблица лидеров: { $chat }
+stats-line = { $rank }. { $name }: { $rating } · { $games ->
+        [one] { $games } игра
+        [few] { $games } игры
+        [many] { $games } игр
+       *[other] { $games } игры
+    } · в дураках { $durak } ({ $rate }) · серия { $streak }
+stats-empty = В рейтинге пока никого нет: для этого нужно доиграть { $min ->
+        [one] { $min } игру
+        [few] { $min } игры
+        [many] { $min } игр
+       *[other] { $min } игры
+    }.
+stats-footer = Рейтинг: openskill (Plackett–Luce), μ − 3σ. В таблице — от { $min ->
+        [one] { $min } игры
+        [few] { $min } игр
+        [many] { $min } игр
+       *[other] { $min } игры
+    }.
+stats-computer-mark = 🤖 компьютерный игрок
+stats-player-title = Статистика игрока { $name }
+stats-overall = Все группы
+stats-record = Рейтинг { $rating } · { $games ->
+        [one] { $games } игра
+        [few] { $games } игры
+        [many] { $games } игр
+       *[other] { $games } игры
+    } · побед { $won } · в дураках { $durak } ({ $rate }) · серия { $streak }
+stats-no-games = Пока нет доигранных игр.
+cmd-stats = Таблица лидеров и статистика
+cmd-settings = Правила группы (админы)
+cmd-kick = Исключить игрока (ответом, админы)

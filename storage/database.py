@@ -68,7 +68,19 @@ class Database:
         except BaseException:
             await backend.close()
             raise
-        return cls(backend, parsed)
+        db = cls(backend, parsed)
+        try:
+            await db._rate_unrated()
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    async def _rate_unrated(self) -> None:
+        """Games recorded before ratings existed (schema < 4) get rated once, from scratch."""
+        async with self.transaction() as tx:
+            if await tx.results.unrated():
+                await tx.results.recompute_ratings()
 
     @classmethod
     @asynccontextmanager

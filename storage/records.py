@@ -82,7 +82,7 @@ class Player:
 
 @dataclass(kw_only=True, slots=True)
 class ChatSettings:
-    """Per-group settings. ``turn_timeout`` is seconds; None means the global default.
+    """Per-group settings. ``turn_timeout`` is seconds (0: no limit); None: the global default.
 
     ``language`` None means: follow each user's own language / the global default.
     """
@@ -92,6 +92,8 @@ class ChatSettings:
     preset: str = "classic"
     rules: Rules = field(default_factory=Rules)
     turn_timeout: int | None = None
+    show_computers: bool = True
+    """Whether computer players appear on the chat's leaderboard."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, cast
 
+from storage import ratings
 from storage.backend import Backend, Params, Row
 from storage.codec import (
     dumps,
@@ -25,6 +26,7 @@ from storage.codec import (
     to_us_or_none,
 )
 from storage.errors import Conflict, NotFound
+from storage.ratings import Skill
 from storage.records import (
     ACTIVE_STATUSES,
     GAME_STATUSES,
@@ -219,6 +221,16 @@ class GameRepository:
         assert row is not None  # the write lock is held: nothing changed since the SELECT
         return int(row["version"])
 
+    async def latest_for_chat(self, *, chat_id: int) -> GameRecord:
+        """The chat's most recent game, whatever its status. Raises `NotFound`."""
+        row = await self._s.fetchone(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE chat_id = ? ORDER BY id DESC LIMIT 1",
+            (chat_id,),
+        )
+        if row is None:
+            raise NotFound(f"chat {chat_id} has no games")
+        return _game_record(row)
+
     async def all_active(self) -> list[GameRecord]:
         """Every game in the lobby or running, oldest first (to resume them after a restart)."""
         rows = await self._s.fetchall(
@@ -319,7 +331,8 @@ class ChatRepository:
     async def get(self, *, chat_id: int) -> ChatSettings:
         """The chat's settings, or the defaults if it never saved any."""
         row = await self._s.fetchone(
-            "SELECT chat_id, language, preset, rules, turn_timeout FROM chat_settings "
+            "SELECT chat_id, language, preset, rules, turn_timeout, show_computers "
+            "FROM chat_settings "
             "WHERE chat_id = ?",
             (chat_id,),
         )
@@ -331,22 +344,28 @@ class ChatRepository:
             preset=str(row["preset"]),
             rules=rules_from_json(row["rules"]),
             turn_timeout=row["turn_timeout"],
+            show_computers=bool(row["show_computers"]),
         )
 
     async def save(self, *, settings: ChatSettings) -> None:
-        if settings.turn_timeout is not None and settings.turn_timeout <= 0:
-            raise ValueError(f"turn_timeout must be positive seconds, not {settings.turn_timeout}")
+        if settings.turn_timeout is not None and settings.turn_timeout < 0:
+            raise ValueError(
+                f"turn_timeout must be 0 (off) or seconds, not {settings.turn_timeout}"
+            )
         await self._s.execute(
             "INSERT INTO chat_settings (chat_id, language, preset, rules, turn_timeout, "
-            "updated_us) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
+            "show_computers, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (chat_id) DO UPDATE SET "
             "language = excluded.language, preset = excluded.preset, rules = excluded.rules, "
-            "turn_timeout = excluded.turn_timeout, updated_us = excluded.updated_us",
+            "turn_timeout = excluded.turn_timeout, show_computers = excluded.show_computers, "
+            "updated_us = excluded.updated_us",
             (
                 settings.chat_id,
                 settings.language,
                 settings.preset,
                 rules_to_json(settings.rules),
                 settings.turn_timeout,
+                bool(settings.show_computers),
                 to_us(utcnow()),
             ),
         )
@@ -547,13 +566,15 @@ class ResultRepository:
         return result_id
 
     async def record_many(
-        self, *, results: Iterable[FinishedGame], chunk: int = 10_000
+        self, *, results: Iterable[FinishedGame], chunk: int = 10_000, rate: bool = True
     ) -> list[int]:
         """Store many finished games (an import); return their ids in order.
 
         ``results`` is consumed lazily, ``chunk`` games at a time, and the aggregates are
         written once at the end, so a generator of a million games needs little memory.
+        ``rate=False`` leaves the ratings alone (a bulk import; run `recompute_ratings`).
         """
+        rated: list[tuple[int, FinishedGame]] = []
         # Ids are assigned here so participants can be inserted in bulk. Safe because the
         # transaction holds the write lock (a PostgreSQL backend would draw from a sequence).
         row = await self._s.fetchone("SELECT COALESCE(MAX(id), 0) AS last FROM finished_games")
@@ -583,6 +604,8 @@ class ResultRepository:
                 )
             )
             scopes = () if result.practice else (result.chat_id, OVERALL_SCOPE)
+            if rate and scopes:
+                rated.append((result_id, result))
             for p in result.participants:
                 players.append(
                     (
@@ -613,7 +636,71 @@ class ResultRepository:
             await self._s.executemany(
                 _UPSERT_STATS, [tally.params(scope, pid) for (scope, pid), tally in tallies.items()]
             )
+        if rated:
+            await self._rate([r for _, r in rated], skills={})
         return ids
+
+    async def _skill(
+        self, scope: int, player_id: str, skills: dict[tuple[int, str], Skill]
+    ) -> Skill:
+        skill = skills.get((scope, player_id))
+        if skill is None:
+            row = await self._s.fetchone(
+                "SELECT mu, sigma FROM player_stats WHERE scope = ? AND player_id = ?",
+                (scope, player_id),
+            )
+            has = row is not None and row["mu"] is not None
+            skill = Skill(float(row["mu"]), float(row["sigma"])) if has and row else Skill()
+        return skill
+
+    async def _rate(
+        self,
+        results: Iterable[FinishedGame],
+        *,
+        skills: dict[tuple[int, str], Skill],
+        scope_filter: int | None = None,
+    ) -> None:
+        """Update the ratings of every scope of each game, in order, then store them."""
+        touched: set[tuple[int, str]] = set()
+        for result in results:
+            if result.practice:
+                continue
+            game_ranks = ratings.ranks(result)
+            for scope in (result.chat_id, OVERALL_SCOPE):
+                if scope_filter is not None and scope != scope_filter:
+                    continue
+                keys = [(scope, p.player_id) for p in result.participants]
+                before = [await self._skill(scope, pid, skills) for _, pid in keys]
+                for key, skill in zip(keys, ratings.rate(before, game_ranks), strict=True):
+                    skills[key] = skill
+                    touched.add(key)
+        await self._s.executemany(
+            "UPDATE player_stats SET mu = ?, sigma = ?, rating = ? "
+            "WHERE scope = ? AND player_id = ?",
+            [(skills[k].mu, skills[k].sigma, skills[k].rating, *k) for k in sorted(touched)],
+        )
+
+    async def recompute_ratings(self, *, chat_id: int | None = None) -> int:
+        """Ratings from scratch, from the stored games in the order they were recorded
+        (all scopes, or one chat's). Returns how many games were replayed."""
+        if chat_id is None:
+            await self._s.execute("UPDATE player_stats SET mu = NULL, sigma = NULL, rating = NULL")
+            where, params = "WHERE practice = 0", cast(tuple[int, ...], ())
+        else:
+            await self._s.execute(
+                "UPDATE player_stats SET mu = NULL, sigma = NULL, rating = NULL WHERE scope = ?",
+                (chat_id,),
+            )
+            where, params = "WHERE practice = 0 AND chat_id = ?", (chat_id,)
+        rows = await self._s.fetchall(_SELECT_RESULT + where + " ORDER BY id", params)
+        games = [await self._finished_game(row) for row in rows]
+        await self._rate(games, skills={}, scope_filter=chat_id)
+        return len(games)
+
+    async def unrated(self) -> int:
+        """How many (scope, player) aggregates have no rating yet (e.g. after an upgrade)."""
+        row = await self._s.fetchone("SELECT COUNT(*) AS n FROM player_stats WHERE mu IS NULL")
+        return int(row["n"]) if row else 0
 
     async def _insert(self, games: list[tuple[Any, ...]], players: list[tuple[Any, ...]]) -> None:
         try:
@@ -726,6 +813,40 @@ class ResultRepository:
             for row in rows
         ]
 
+    async def rank_of(
+        self,
+        *,
+        player_id: str,
+        chat_id: int | None = None,
+        min_games: int = 1,
+        include_computers: bool = False,
+    ) -> int | None:
+        """The player's place on the leaderboard (1 = top), or None if not ranked there."""
+        scope = OVERALL_SCOPE if chat_id is None else chat_id
+        me = await self._s.fetchone(
+            "SELECT rating, games, is_computer FROM player_stats WHERE scope = ? AND player_id = ?",
+            (scope, player_id),
+        )
+        if me is None or me["rating"] is None or int(me["games"]) < min_games:
+            return None
+        if me["is_computer"] and not include_computers:
+            return None
+        row = await self._s.fetchone(
+            "SELECT COUNT(*) AS n FROM player_stats WHERE scope = ? AND games >= ? "
+            "AND (? OR is_computer = 0) AND rating > ?",
+            (scope, min_games, bool(include_computers), me["rating"]),
+        )
+        return (int(row["n"]) if row else 0) + 1
+
+    async def chats_of(self, *, player_id: str) -> list[int]:
+        """The chats the player has a record in, most recently played first."""
+        rows = await self._s.fetchall(
+            "SELECT scope FROM player_stats WHERE player_id = ? AND scope != ? "
+            "ORDER BY last_played_us DESC",
+            (player_id, OVERALL_SCOPE),
+        )
+        return [int(row["scope"]) for row in rows]
+
     async def player_record(self, *, player_id: str, chat_id: int | None = None) -> PlayerRecord:
         """The player's record in a chat, or over all chats. Raises `NotFound` if no games."""
         row = await self._s.fetchone(
@@ -795,3 +916,4 @@ class ResultRepository:
             "last_game_id = excluded.last_game_id, last_played_us = excluded.last_played_us",
             merged,
         )
+        await self.recompute_ratings(chat_id=new_chat_id)  # the merged games, in order

@@ -45,7 +45,7 @@ CREATE TABLE chat_settings (
     language TEXT,
     preset TEXT NOT NULL,
     rules TEXT NOT NULL,                 -- engine Rules as JSON
-    turn_timeout INTEGER CHECK (turn_timeout IS NULL OR turn_timeout > 0),  -- seconds
+    turn_timeout INTEGER CHECK (turn_timeout IS NULL OR turn_timeout >= 0),  -- seconds; 0 = off
     updated_us INTEGER NOT NULL
 );
 
@@ -81,4 +81,5 @@ CREATE TABLE finished_game_players (
     PRIMARY KEY (finished_game_id, seat)
 ) WITHOUT ROWID;
 
-CREATE INDEX finished_game_players_player ON finished_game_players (player_id, finished_game_id);
+-- No index by player: leaderboards and player records read player_stats (schema version 2),
+-- and an index keyed by player would be written at random, slowing every insert down.

@@ -60,8 +60,11 @@ async def test_chat_settings_defaults_and_round_trip(db: Database) -> None:
         await tx.chats.save(settings=custom)
         assert await tx.chats.get(chat_id=-100) == custom
         assert await tx.chats.get(chat_id=-200) == ChatSettings(chat_id=-200)
-        with pytest.raises(ValueError, match="positive"):
-            await tx.chats.save(settings=ChatSettings(chat_id=-1, turn_timeout=0))
+        with pytest.raises(ValueError, match="0 \\(off\\) or seconds"):
+            await tx.chats.save(settings=ChatSettings(chat_id=-1, turn_timeout=-5))
+        off = ChatSettings(chat_id=-3, turn_timeout=0)  # 0 = no time limit
+        await tx.chats.save(settings=off)
+        assert await tx.chats.get(chat_id=-3) == off
 
 
 async def test_chat_settings_migrate(db: Database) -> None:

@@ -98,9 +98,11 @@ async def test_leaderboard_per_chat_and_overall(db: Database) -> None:
         (-2, ["4", "5"], None),
     ]
     async with db.transaction() as tx:
+        # Unrated (an import): the order below rating is checked here; ratings in test_ratings.
         for n, (chat, players, durak) in enumerate(games):
-            await tx.results.record(
-                result=result(chat, players, durak, ended=T0 + timedelta(minutes=n))
+            await tx.results.record_many(
+                results=[result(chat, players, durak, ended=T0 + timedelta(minutes=n))],
+                rate=False,
             )
         # Practice games count nowhere.
         await tx.results.record(result=result(-1, ["2", "1"], "1", practice=True))

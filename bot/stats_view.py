@@ -1,0 +1,109 @@
+"""/stats: leaderboard and player records as text. Pure functions, like `bot.render`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from bot.i18n import Translator
+from bot.render import Rendered, esc
+from storage import LeaderboardRow, PlayerRecord
+
+MIN_RANKED_GAMES: Final = 3
+TOP: Final = 10
+
+
+def _rating(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def _streak(value: int) -> str:
+    return f"+{value}" if value > 0 else str(value)
+
+
+def _line(
+    tr: Translator, lang: str, rank: int | None, name: str, is_computer: bool, row: LeaderboardRow
+) -> str:
+    return tr.t(
+        lang,
+        "stats-line",
+        rank=str(rank) if rank is not None else "–",
+        name=esc(name) + (" 🤖" if is_computer else ""),
+        rating=_rating(row.rating),
+        games=row.games,
+        durak=row.durak_count,
+        rate=f"{row.durak_rate:.0%}",
+        streak=_streak(row.streak),
+    )
+
+
+def leaderboard(
+    tr: Translator,
+    lang: str,
+    *,
+    title: str,
+    rows: Sequence[LeaderboardRow],
+    me: tuple[int | None, LeaderboardRow] | None,
+    show_computers: bool,
+) -> Rendered:
+    """The chat's top players by rating, then the caller's own line if not among them."""
+    lines = [f"<b>{tr.t(lang, 'stats-title', chat=esc(title))}</b>", ""]
+    if not rows:
+        lines.append(tr.t(lang, "stats-empty", min=MIN_RANKED_GAMES))
+    for rank, row in enumerate(rows, start=1):
+        lines.append(_line(tr, lang, rank, row.name, row.is_computer, row))
+    if me is not None and all(r.player_id != me[1].player_id for r in rows):
+        my_rank, mine = me
+        lines += ["…", _line(tr, lang, my_rank, mine.name, mine.is_computer, mine)]
+    lines += ["", f"<i>{tr.t(lang, 'stats-footer', min=MIN_RANKED_GAMES)}</i>"]
+    if show_computers:
+        lines.append(f"<i>{tr.t(lang, 'stats-computer-mark')}</i>")
+    return Rendered("\n".join(lines))
+
+
+def as_row(record: PlayerRecord) -> LeaderboardRow:
+    return LeaderboardRow(
+        player_id=record.player_id,
+        user_id=record.user_id,
+        name=record.name,
+        is_computer=record.is_computer,
+        games=record.games,
+        durak_count=record.durak_count,
+        durak_rate=record.durak_rate,
+        rating=record.rating,
+        streak=record.streak,
+    )
+
+
+def _record_lines(tr: Translator, lang: str, record: PlayerRecord) -> list[str]:
+    return [
+        tr.t(
+            lang,
+            "stats-record",
+            rating=_rating(record.rating),
+            games=record.games,
+            won=record.won,
+            durak=record.durak_count,
+            rate=f"{record.durak_rate:.0%}",
+            streak=_streak(record.streak),
+        )
+    ]
+
+
+def player_card(
+    tr: Translator,
+    lang: str,
+    *,
+    name: str,
+    overall: PlayerRecord | None,
+    chats: Sequence[tuple[str, PlayerRecord]],
+) -> Rendered:
+    """A player's own record: overall, then per group."""
+    lines = [f"<b>{tr.t(lang, 'stats-player-title', name=esc(name))}</b>"]
+    if overall is None:
+        lines.append(tr.t(lang, "stats-no-games"))
+        return Rendered("\n".join(lines))
+    lines += ["", f"<b>{tr.t(lang, 'stats-overall')}</b>", *_record_lines(tr, lang, overall)]
+    for title, record in chats:
+        lines += ["", f"<b>{esc(title)}</b>", *_record_lines(tr, lang, record)]
+    return Rendered("\n".join(lines))

@@ -1,0 +1,211 @@
+"""/stats, /settings, /kick, AFK warnings and leaving the group (the stats issue)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine import Game
+from storage import Database
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeGroup, FakeUser
+
+
+def running(h: BotHarness, group: FakeGroup) -> Game | None:
+    record = h.service._live.get(group.id)
+    return record.game if record is not None and record.status == "running" else None
+
+
+async def resign_game(
+    h: BotHarness, group: FakeGroup, players: list[FakeUser], loser: FakeUser
+) -> None:
+    """A quick scripted game: `loser` gives up (R18) and is the durak."""
+    record = h.service._live.get(group.id)
+    if record is None:
+        await h.send(players[0].send(group, "/newgame"))
+        lobby = h.lobby_message(group)
+        for p in players[1:]:
+            await h.send(p.tap(lobby, "Join"))
+        await h.send(players[0].tap(lobby, "Start"))
+    await h.send(loser.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    await h.send(loser.tap(confirm, confirm.buttons[0][0].text))
+    assert running(h, group) is None
+
+
+async def test_leaderboard_after_scripted_games(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    dave = h.user(4, "Dave")
+    group = h.fake.group(-4001, "Club", admins={alice})
+    for p in (alice, bob, carol, dave):
+        await h.send(p.start_private())
+    # Bob loses three times, Carol once; Dave plays one game only (not ranked: < 3 games).
+    for loser in (bob, bob, carol, bob):
+        await resign_game(h, group, [alice, bob, carol], loser)
+    await resign_game(h, group, [alice, dave], dave)
+    await h.send(dave.send(group, "/stats"))
+    board = h.fake.last_message(group.id).text
+    lines = [line for line in board.splitlines() if line[:2] in ("1.", "2.", "3.", "–.")]
+    assert [line.split(":")[0] for line in lines] == ["1. Alice", "2. Carol", "3. Bob", "–. Dave"]
+    assert "5 games · durak 0 (0%) · streak +5" in lines[0]
+    assert "4 games · durak 1 (25%)" in lines[1]
+    assert "4 games · durak 3 (75%) · streak -1" in lines[2]
+    assert "1 game · durak 1 (100%)" in lines[3]
+    assert "from 3 games on" in board
+
+
+async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4002, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await resign_game(h, group, [alice, bob], bob)
+    await h.send(bob.send_private("/stats"))
+    card = h.fake.last_message(bob.id).text
+    assert "Record of Bob" in card and "All groups" in card and "Club" in card
+    assert "durak 1 (100%)" in card
+    said = alice.send(group, "good game")
+    await h.send(said)
+    await h.send(bob.send(group, "/stats", reply_to=said["message"]["message_id"]))
+    assert "Record of Alice" in h.fake.last_message(group.id).text
+
+
+async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarness) -> None:
+    h = harness
+    admin, other = h.user(1, "Admin"), h.user(2, "Other")
+    group = h.fake.group(-4003, "Club", admins={admin})
+    await h.send(other.send(group, "/settings"))
+    assert "Only chat admins" in h.fake.last_message(group.id).text
+    await h.send(admin.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    assert "Transfers: off" in menu.button_texts
+    expected = {
+        "Preset: classic": "Preset: perevodnoy (transfers)",
+        "Deck: 36": "Deck: 52",
+        "Throwing in: everybody": "Throwing in: the defender's neighbours",
+        "First bout: 5": "First bout: 6",
+        "Trump swap: off": "Trump swap: on",
+        "Time per move: 60 s": "Time per move: 90 s",
+        "Language: English": "Sprache: Deutsch",
+        "Computers on the leaderboard: on": "Computers on the leaderboard: off",
+    }
+    for before, after in expected.items():
+        if before.startswith("Language"):
+            continue
+        await h.send(admin.tap(menu, before))
+        assert after in menu.button_texts, (before, menu.button_texts)
+    assert "Transfers: on" in menu.button_texts  # the perevodnoy preset turned them on
+    tap = other.tap(menu, "Transfers: on")
+    await h.send(tap)
+    assert "Only chat admins" in (h.fake.answer_for(tap).text or "")
+    assert "Transfers: on" in menu.button_texts  # unchanged
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        stored = await tx.chats.get(chat_id=group.id)
+    assert stored.rules.deck_size == 52 and stored.rules.trump_exchange
+    assert stored.turn_timeout == 90 and stored.show_computers is False
+    await h.send(admin.tap(menu, "Language: English"))
+    assert "Sprache: Deutsch" in menu.button_texts
+
+
+async def test_settings_apply_to_the_next_game_only(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4004, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running(h, group)
+    assert game is not None and not game.rules.transfer
+    await h.send(alice.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    await h.send(alice.tap(menu, "Transfers: off"))
+    assert running(h, group) is game and not game.rules.transfer  # the running game keeps its rules
+    await h.send(bob.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
+    await h.send(alice.send(group, "/newgame"))
+    assert "Transfers (Perevodnoy): on" in h.lobby_message(group).text
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    new = running(h, group)
+    assert new is not None and new.rules.transfer
+
+
+async def test_lobby_opener_may_change_settings_before_the_start(harness: BotHarness) -> None:
+    h = harness
+    opener, admin = h.user(1, "Opener"), h.user(2, "Admin")
+    group = h.fake.group(-4005, "Club", admins={admin})
+    await h.send(opener.start_private())
+    await h.send(opener.send(group, "/newgame"))
+    await h.send(opener.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    await h.send(opener.tap(menu, "Deck: 36"))
+    assert "Deck: 52" in menu.button_texts
+    assert "Deck: 52 cards" in h.lobby_message(group).text  # the lobby shows the rules in force
+
+
+async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> None:
+    h = harness
+    admin, bob, carol = h.user(1, "Admin"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-4006, "Club", admins={admin})
+    await h.open_game(group, [admin, bob, carol])
+    said = bob.send(group, "brb")
+    await h.send(said)
+    await h.send(carol.send(group, "/kick", reply_to=said["message"]["message_id"]))
+    assert "Only chat admins" in h.fake.last_message(group.id).text
+    await h.send(admin.send(group, "/kick", reply_to=said["message"]["message_id"]))
+    confirm = h.fake.last_message(group.id)
+    assert "Remove Bob" in confirm.text
+    tap = carol.tap(confirm, confirm.buttons[0][0].text)  # not an admin: refused
+    await h.send(tap)
+    assert running(h, group) is not None
+    await h.send(admin.tap(confirm, confirm.buttons[0][0].text))
+    assert running(h, group) is None
+    assert "removed by an admin" in h.fake.last_message(group.id).text
+
+
+async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4007, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = running(h, group)
+    assert game is not None
+    slow = h.users[int(game.attacker)]
+    before = len(h.fake.messages(slow.id))
+    h.clock.advance(31)  # half of 60 s
+    assert await h.service.run_due() == 0
+    warning = h.fake.last_message(slow.id)
+    assert len(h.fake.messages(slow.id)) == before + 1
+    assert "29 s left for your move in Club" in warning.text
+    h.clock.advance(1)
+    await h.service.run_due()
+    assert len(h.fake.messages(slow.id)) == before + 1  # warned once per turn
+
+
+async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4008, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.leave(group))
+    assert running(h, group) is None
+    assert "Bob left the group" in h.fake.last_message(group.id).text
+
+
+async def test_start_without_payload_welcomes_with_an_add_to_group_button(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    ivan = h.user(5, "Ivan", "ru")
+    await h.send(ivan.start_private())
+    welcome = h.fake.last_message(ivan.id)
+    assert "Дурак" in welcome.text
+    button = welcome.buttons[0][0]
+    assert button.url is not None and button.url.endswith("?startgroup=play")
+
+
+async def test_stats_unknown_player_in_private(harness: BotHarness, tmp_path: Path) -> None:
+    h = harness
+    newbie = h.user(9, "Newbie")
+    await h.send(newbie.send_private("/stats"))
+    assert "No finished games yet" in h.fake.last_message(newbie.id).text
