@@ -66,11 +66,13 @@ class Card:
     see `beats`.
     """
 
-    __slots__ = ("index", "rank", "suit")
+    __slots__ = ("bit", "index", "rank", "suit")
 
     rank: int
     suit: Suit
     index: int
+    bit: int
+    """`1 << index`: the card as a one-card set (see `cards_of`)."""
     _interned: ClassVar[dict[tuple[int, Suit], Card]] = {}
 
     def __new__(cls, rank: int, suit: Suit | str) -> Card:
@@ -84,7 +86,9 @@ class Card:
         card = object.__new__(cls)
         object.__setattr__(card, "rank", rank)
         object.__setattr__(card, "suit", suit)
-        object.__setattr__(card, "index", _SUIT_INDEX[suit] * 13 + rank - 2)
+        index = _SUIT_INDEX[suit] * 13 + rank - 2
+        object.__setattr__(card, "index", index)
+        object.__setattr__(card, "bit", 1 << index)
         return card
 
     @classmethod
@@ -161,14 +165,45 @@ del _card
 
 DECK_LOWEST_RANK: Final = {24: 9, 32: 7, 36: 6, 52: 2}
 
+# Sets of cards as int bitmasks over `card.index` (bit i is `ALL_CARDS[i]`): membership,
+# union and "cards of these ranks" become single integer operations.
+CARD_BY_BIT: Final[dict[int, Card]] = {c.bit: c for c in ALL_CARDS}
+SUIT_BITS: Final[dict[Suit, int]] = {s: sum(c.bit for c in ALL_CARDS if c.suit is s) for s in SUITS}
+RANK_BITS: Final[tuple[int, ...]] = tuple(
+    sum(c.bit for c in ALL_CARDS if c.rank == r) for r in range(15)
+)
+"""`RANK_BITS[r]`: the four cards of rank `r`."""
+
+
+def bits_of(cards: Iterable[Card]) -> int:
+    """The bitmask of `cards`."""
+    bits = 0
+    for c in cards:
+        bits |= c.bit
+    return bits
+
+
+def cards_of(bits: int) -> list[Card]:
+    """The cards of a bitmask, in index order (by suit, then rank)."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(CARD_BY_BIT[low])
+        bits ^= low
+    return out
+
 
 def deck(size: int = 36) -> list[Card]:
     """A fresh deck of `size` cards (R1), in index order."""
     try:
-        low = DECK_LOWEST_RANK[size]
-    except KeyError:
+        return list(_DECKS[size])
+    except (KeyError, TypeError):
         raise ValueError(f"no deck of {size} cards (24, 32, 36 or 52)") from None
-    return [c for c in ALL_CARDS if c.rank >= low]
+
+
+_DECKS: Final = {
+    size: tuple(c for c in ALL_CARDS if c.rank >= low) for size, low in DECK_LOWEST_RANK.items()
+}
 
 
 def shuffled_deck(size: int, rng: random.Random) -> list[Card]:

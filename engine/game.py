@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Final
 
 from engine.actions import (
@@ -32,7 +33,19 @@ from engine.actions import (
     Transfer,
     parse_action,
 )
-from engine.cards import ALL_CARDS, Card, Suit, parse_cards, parse_suit, shuffled_deck
+from engine.cards import (
+    ALL_CARDS,
+    RANK_BITS,
+    SUIT_BITS,
+    SUITS,
+    Card,
+    Suit,
+    bits_of,
+    cards_of,
+    parse_cards,
+    parse_suit,
+    shuffled_deck,
+)
 from engine.errors import ErrorCode, IllegalMove
 from engine.events import (
     Attacked,
@@ -57,19 +70,51 @@ from engine.view import GameView
 
 FORMAT_VERSION: Final = 1
 
-# Actions are values; the common ones are built once and shared.
-_ATTACKS: Final = tuple(Attack(c) for c in ALL_CARDS)
-_TRANSFERS: Final = tuple(Transfer(c) for c in ALL_CARDS)
-_SHOWS: Final = tuple(ShowTrump(c) for c in ALL_CARDS)
-_DEFENDS: dict[int, Defend] = {}
+
+class _Actions(dict[int, tuple[Action, ...]]):
+    """`table[bits]`: the actions for the cards of `bits` (all of one suit), in index order.
+
+    Actions are values, built once and shared; a table fills itself on first use and
+    holds at most 2**13 entries per suit.
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[Card], Action]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, bits: int) -> tuple[Action, ...]:
+        actions = self[bits] = tuple(map(self._make, cards_of(bits)))
+        return actions
 
 
-def _defend(attack: Card, card: Card) -> Defend:
-    key = attack.index * 64 + card.index
-    action = _DEFENDS.get(key)
-    if action is None:
-        action = _DEFENDS[key] = Defend(attack, card)
-    return action
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = (SUIT_BITS[s] for s in SUITS)
+
+
+def _add_actions(out: list[Action], table: _Actions, bits: int) -> None:
+    """Append the table's actions for the cards of `bits`, in index order (suit by suit)."""
+    if bits & _CLUBS:
+        out += table[bits & _CLUBS]
+    if bits & _DIAMONDS:
+        out += table[bits & _DIAMONDS]
+    if bits & _HEARTS:
+        out += table[bits & _HEARTS]
+    if bits & _SPADES:
+        out += table[bits & _SPADES]
+
+
+_ATTACKS: Final = _Actions(Attack)
+_TRANSFERS: Final = _Actions(Transfer)
+_SHOWS: Final = _Actions(ShowTrump)
+_DEFENDS: Final = tuple(_Actions(partial(Defend, a)) for a in ALL_CARDS)
+"""`_DEFENDS[attack.index]`: the actions covering `attack`."""
+
+# R2 as sets: `_BEATERS[trump][attack.index]` holds every card that beats `attack`.
+_BEATERS: Final = {
+    trump: tuple(bits_of(d for d in ALL_CARDS if d.beats(a, trump)) for a in ALL_CARDS)
+    for trump in SUITS
+}
 
 
 def _illegal(code: ErrorCode, message: str) -> IllegalMove:
@@ -82,24 +127,31 @@ class Game:
     __slots__ = (
         "_active",
         "_attacks",
+        "_beaters",
         "_bouts",
         "_defences",
         "_discard",
+        "_draw_orders",
         "_elig",
+        "_elig_by",
+        "_extras",
         "_hands",
         "_history",
-        "_legal_cache",
         "_limit",
+        "_next",
         "_out",
         "_outcome",
         "_passed",
         "_previous_durak",
-        "_rank_mask",
+        "_rank_bits",
         "_shown",
-        "_sort_key",
+        "_solo",
         "_stock",
+        "_table_bits",
         "_to_act",
         "_took",
+        "_trump_bits",
+        "_unbeaten",
         "attacker",
         "bout_opener",
         "deal_number",
@@ -122,14 +174,16 @@ class Game:
     defender: str
     bout_opener: str
     first_bout: bool
-    _hands: dict[str, list[Card]]
+    _hands: dict[str, int]  # bitmask over card.index (see engine.cards.cards_of)
     _stock: list[Card]  # face down, top at the end; the face-up trump at index 0
     _discard: list[Card]
     _out: list[tuple[str, ...]]
     _active: list[str]
     _attacks: list[Card]
     _defences: list[Card | None]
-    _rank_mask: int  # bit r set when rank r lies on the table (R8)
+    _table_bits: int  # the cards on the table, as a bitmask
+    _unbeaten: int  # the attack cards not yet beaten, as a bitmask
+    _rank_bits: int  # every card of a rank that lies on the table (R8), as a bitmask
     _limit: int
     _took: bool
     _passed: set[str]
@@ -137,11 +191,17 @@ class Game:
     _history: list[tuple[str, Action]]
     _bouts: int
     _outcome: Outcome | None
-    _legal_cache: dict[str, list[Action]]
     _to_act: frozenset[str] | None
     _elig: tuple[str, ...]
+    # Derived from _active (see _set_active): seat-order lookups, computed once.
+    _next: dict[str, str]  # the next active player clockwise (R7)
+    _elig_by: dict[str, tuple[str, ...]]  # defender -> _compute_eligible() (R9)
+    _draw_orders: dict[tuple[str, str], tuple[str, ...]]  # (opener, defender) -> R15 order
     _previous_durak: str | None
-    _sort_key: Callable[[Card], int]
+    _trump_bits: int  # the trump suit's cards
+    _beaters: tuple[int, ...]  # _BEATERS[trump_suit]
+    _solo: dict[str, frozenset[str]]  # frozenset((p,)) per player, for to_act
+    _extras: bool  # the rules allow trump exchange (R19) or flush redeal (R6)
 
     def __init__(self) -> None:
         raise TypeError("use Game.new, Game.from_position or Game.from_dict")
@@ -158,18 +218,21 @@ class Game:
             raise ValueError(f"player ids must be non-empty strings: {list(players)}")
         rules.check_players(len(players))
         game.rules = rules
+        game._extras = rules.trump_exchange or rules.redeal_on_flush
         game.players = players
         game.seed = None
         game.deal_number = 0
         game._previous_durak = None
-        game._hands = {p: [] for p in players}
+        game._hands = dict.fromkeys(players, 0)
         game._stock = []
         game._discard = []
         game._out = []
-        game._active = list(players)
+        game._set_active(list(players))
         game._attacks = []
         game._defences = []
-        game._rank_mask = 0
+        game._table_bits = 0
+        game._unbeaten = 0
+        game._rank_bits = 0
         game._limit = 0
         game._took = False
         game._passed = set()
@@ -177,17 +240,17 @@ class Game:
         game._history = []
         game._bouts = 0
         game._outcome = None
-        game._legal_cache = {}
         game._to_act = None
         game._elig = ()
+        game._solo = {p: frozenset((p,)) for p in players}
         game.first_bout = True
         return game
 
     def _set_trump(self, suit: Suit, card: Card | None) -> None:
         self.trump_suit = suit
         self.trump_card = card
-        keys = [c.index + (64 if c.suit is suit else 0) for c in ALL_CARDS]
-        self._sort_key = lambda c: keys[c.index]  # trumps last
+        self._trump_bits = SUIT_BITS[suit]
+        self._beaters = _BEATERS[suit]
 
     @classmethod
     def new(
@@ -218,7 +281,7 @@ class Game:
             cards = shuffled_deck(rules.deck_size, rng)  # top first
             n, size = len(self.players), rules.hand_size
             for i, p in enumerate(self.players):
-                self._hands[p] = cards[i * size : (i + 1) * size]
+                self._hands[p] = bits_of(cards[i * size : (i + 1) * size])
             rest = cards[n * size :]
             if rest:
                 trump = rest[0]  # turned face up, laid under the stock: drawn last
@@ -244,9 +307,10 @@ class Game:
             return self.players[(seat + 1) % n]
         best: tuple[int, str] | None = None
         for p in self.players:
-            for c in self._hands[p]:
-                if c.suit is self.trump_suit and (best is None or c.rank < best[0]):
-                    best = (c.rank, p)
+            trumps = self._hands[p] & self._trump_bits
+            low = trumps & -trumps  # within one suit, the lowest bit is the lowest rank
+            if trumps and (best is None or low < best[0]):
+                best = (low, p)
         if best is not None:
             return best[1]
         if self.rules.no_trump_start == "random":
@@ -298,7 +362,7 @@ class Game:
         if any(c.rank < low for c in every):
             raise ValueError(f"a card is not in the {rules.deck_size}-card deck")
         for p, h in parsed.items():
-            game._hands[p] = list(h)
+            game._hands[p] = bits_of(h)
         game._stock = list(reversed(in_stock))
         game._discard = discard_cards
         game.first_bout = first_bout
@@ -306,7 +370,7 @@ class Game:
             empty = tuple(p for p in game.players if not game._hands[p])
             if empty:
                 game._out.append(empty)
-                game._active = [p for p in game.players if p not in empty]
+                game._set_active([p for p in game.players if p not in empty])
         if len(game._active) < 2:
             raise ValueError("a position needs at least two players holding cards")
         if attacker is None:
@@ -326,12 +390,15 @@ class Game:
     def hand(self, player: str) -> tuple[Card, ...]:
         """The player's cards: by suit and rank, trumps last.
 
-        (Internally a hand keeps the order its cards came in, which `to_dict` keeps too,
-        so that a restored game offers its legal actions in the same order.)"""
+        (Internally a hand is a bitmask over `card.index`; its canonical order, by index,
+        is the order of the legal actions, so a restored game offers them in the same order.)
+        """
         try:
-            return tuple(sorted(self._hands[player], key=self._sort_key))
+            bits = self._hands[player]
         except KeyError:
             raise _illegal(ErrorCode.UNKNOWN_PLAYER, f"no player {player!r}") from None
+        trumps = self._trump_bits
+        return (*cards_of(bits & ~trumps), *cards_of(bits & trumps))
 
     @property
     def table(self) -> list[tuple[Card, Card | None]]:
@@ -403,15 +470,23 @@ class Game:
             if self._outcome is not None:
                 cached = frozenset()
             elif not self._attacks:
-                cached = frozenset((self.attacker,))
-            elif not self._took and None in self._defences:
-                cached = frozenset((self.defender,))
+                cached = self._solo[self.attacker]
+            elif not self._took and self._unbeaten:
+                cached = self._solo[self.defender]
             else:
                 cached = frozenset(self._waiting_attackers())
             self._to_act = cached
         return cached
 
     # ------------------------------------------------------------------ rules
+
+    def _set_active(self, active: list[str]) -> None:
+        """Who still plays, in seat order (R16), and the lookups derived from it."""
+        self._active = active
+        n = len(active)
+        self._next = {p: active[(i + 1) % n] for i, p in enumerate(active)}
+        self._elig_by = {}
+        self._draw_orders = {}
 
     def _compute_eligible(self) -> tuple[str, ...]:
         """R9: who may throw in to this bout (fixed until the bout ends or is transferred)."""
@@ -426,28 +501,36 @@ class Game:
     def _eligible(self) -> tuple[str, ...]:
         return self._elig
 
+    def _set_defender(self, defender: str) -> None:
+        """Make `defender` defend: R10's limit and R9's throw-in list follow."""
+        self.defender = defender
+        self._limit = min(self._cap(), self._hands[defender].bit_count())
+        elig = self._elig_by.get(defender)
+        if elig is None:
+            elig = self._elig_by[defender] = self._compute_eligible()
+        self._elig = elig
+
     def _can_add(self, player: str) -> bool:
         """R8, R10: the player holds a card of a rank on the table and the limit allows one."""
-        if len(self._attacks) >= self._limit:
-            return False
-        mask = self._rank_mask
-        for c in self._hands[player]:  # noqa: SIM110 - a plain loop is faster than any()
-            if mask >> c.rank & 1:
-                return True
-        return False
+        return len(self._attacks) < self._limit and bool(self._hands[player] & self._rank_bits)
 
     def _waiting_attackers(self) -> list[str]:
         """Eligible attackers who have not passed and could add a card (R9, R12, R13)."""
         if len(self._attacks) >= self._limit:
             return []
-        passed = self._passed
-        return [p for p in self._elig if p not in passed and self._can_add(p)]
+        passed, hands, ranks = self._passed, self._hands, self._rank_bits
+        waiting = []
+        for p in self._elig:  # a plain loop: cheaper than a comprehension for a few players
+            if hands[p] & ranks and p not in passed:
+                waiting.append(p)
+        return waiting
 
     def _next_active(self, player: str) -> str:
         """The next active player clockwise after `player`'s seat (R7); `player` may be out."""
+        nxt = self._next.get(player)
+        if nxt is not None:
+            return nxt
         active = self._active
-        if player in active:
-            return active[(active.index(player) + 1) % len(active)]
         seat, n = self.players.index(player), len(self.players)
         for step in range(1, n + 1):
             p = self.players[(seat + step) % n]
@@ -455,34 +538,27 @@ class Game:
                 return p
         raise AssertionError("no active player")
 
-    def _unbeaten(self) -> bool:
-        return None in self._defences
-
     def _can_exchange(self, player: str) -> bool:
         """R19: the holder of the deck's lowest trump swaps it for the face-up trump."""
         if not self.rules.trump_exchange or not self._stock or self.trump_card is None:
             return False
         low = Card(self.rules.lowest_rank, self.trump_suit)
-        return self._stock[0] is self.trump_card and low in self._hands[player]
+        return self._stock[0] is self.trump_card and bool(self._hands[player] & low.bit)
 
     def _can_redeal(self, player: str) -> bool:
         """R6: before the first attack, five or more of one suit and no trump."""
         if not self.rules.redeal_on_flush or self._bouts or self._attacks:
             return False
         hand = self._hands[player]
-        trump = self.trump_suit
-        if any(c.suit is trump for c in hand):
+        if hand & self._trump_bits:
             return False
-        counts: dict[Suit, int] = {}
-        for c in hand:
-            counts[c.suit] = counts.get(c.suit, 0) + 1
-        return max(counts.values(), default=0) >= 5
+        return any((hand & SUIT_BITS[suit]).bit_count() >= 5 for suit in SUITS)
 
     def _transfer_target_ok(self, adds: int) -> bool:
         """R14: the next player must hold as many cards as the attack cards would number."""
         target = self._next_active(self.defender)
         count = len(self._attacks) + adds
-        return len(self._hands[target]) >= count and count <= self._cap()
+        return self._hands[target].bit_count() >= count and count <= self._cap()
 
     def _cap(self) -> int:
         """R10: five (or six) until the first discard, six after."""
@@ -490,56 +566,62 @@ class Game:
 
     def _transfer_open(self) -> bool:
         """R14: a transfer is possible only while no attack card of the bout is beaten."""
-        return bool(self._attacks) and not self._took and all(d is None for d in self._defences)
+        return (
+            bool(self._attacks)
+            and not self._took
+            and len(self._attacks) == self._unbeaten.bit_count()
+        )
 
     # ------------------------------------------------------------------ legal actions
 
     def legal_actions(self, player: str) -> list[Action]:
-        """Every action `player` may take now; empty when none."""
-        cached = self._legal_cache.get(player)
-        if cached is None:
-            cached = self._legal_cache[player] = self._compute_legal(player)
-        return list(cached)
+        """Every action `player` may take now; empty when none.
 
-    def _compute_legal(self, player: str) -> list[Action]:
-        if self._outcome is not None or player not in self._hands or player not in self._active:
+        Card actions come in canonical (card index) order, then Take or Pass, the rare
+        extras, and Resign last. Not cached: computing costs about what a cache would,
+        and the list is the caller's.
+        """
+        if self._outcome is not None or player not in self._active:
             return []
         hand = self._hands[player]
         out: list[Action] = []
+        attacks = self._attacks
         if player == self.defender:
-            if self._attacks and not self._took and None in self._defences:
-                trump = self.trump_suit
-                for a, d in zip(self._attacks, self._defences, strict=True):
-                    if d is None:
-                        a_suit, a_rank = a.suit, a.rank
-                        for c in hand:  # R2, inlined from Card.beats for speed
-                            if (c.suit is a_suit and c.rank > a_rank) or (
-                                c.suit is trump and a_suit is not trump
-                            ):
-                                out.append(_defend(a, c))
-                if self.rules.transfer and self._transfer_open():
-                    rank = self._attacks[0].rank
+            unbeaten = self._unbeaten
+            if unbeaten and not self._took:
+                beaters = self._beaters
+                for a in attacks:
+                    if a.bit & unbeaten:  # R11: any card that beats it (R2)
+                        _add_actions(out, _DEFENDS[a.index], hand & beaters[a.index])
+                if self.rules.transfer and self._transfer_open():  # R14
+                    same = hand & RANK_BITS[attacks[0].rank]
                     if self._transfer_target_ok(1):
-                        out.extend(_TRANSFERS[c.index] for c in hand if c.rank == rank)
+                        _add_actions(out, _TRANSFERS, same)
                     if self.rules.transfer_by_showing_trump and self._transfer_target_ok(0):
-                        out.extend(
-                            _SHOWS[c.index]
-                            for c in hand
-                            if c.rank == rank and c.suit is trump and c not in self._shown
-                        )
+                        shown = bits_of(self._shown)
+                        _add_actions(out, _SHOWS, same & self._trump_bits & ~shown)
                 out.append(TAKE)
-        elif not self._attacks:
-            if player == self.attacker:
-                out.extend(_ATTACKS[c.index] for c in hand)
-        elif player not in self._passed and player in self._elig and self._can_add(player):
-            mask = self._rank_mask
-            out.extend(_ATTACKS[c.index] for c in hand if mask >> c.rank & 1)
-            if self._took or None not in self._defences:
-                out.append(PASS)
-        if self._can_exchange(player):
-            out.append(EXCHANGE_TRUMP)
-        if self._can_redeal(player):
-            out.append(REDEAL)
+        elif not attacks:
+            if player == self.attacker:  # R8: any card opens the bout (_add_actions, inlined)
+                if hand & _CLUBS:
+                    out += _ATTACKS[hand & _CLUBS]
+                if hand & _DIAMONDS:
+                    out += _ATTACKS[hand & _DIAMONDS]
+                if hand & _HEARTS:
+                    out += _ATTACKS[hand & _HEARTS]
+                if hand & _SPADES:
+                    out += _ATTACKS[hand & _SPADES]
+        elif player not in self._passed and player in self._elig and len(attacks) < self._limit:
+            bits = hand & self._rank_bits  # R8, R10: ranks on the table, within the limit
+            if bits:
+                _add_actions(out, _ATTACKS, bits)
+                if self._took or not self._unbeaten:
+                    out.append(PASS)
+        if self._extras:
+            if self._can_exchange(player):
+                out.append(EXCHANGE_TRUMP)
+            if self._can_redeal(player):
+                out.append(REDEAL)
         out.append(RESIGN)
         return out
 
@@ -553,14 +635,15 @@ class Game:
 
         Raises `IllegalMove` (state unchanged) when the rules do not allow it.
         """
-        self._check_player(player)
-        handler = _HANDLERS.get(type(action))
-        if handler is None:
-            raise TypeError(f"not an action: {action!r}")
+        if self._outcome is not None or player not in self._active:
+            self._check_player(player)  # raises
+        try:
+            handler = _HANDLERS[type(action)]
+        except KeyError:
+            raise TypeError(f"not an action: {action!r}") from None
         events: list[Event] = []
         handler(self, player, action, events)
         self._history.append((player, action))
-        self._legal_cache.clear()
         self._to_act = None
         if self._outcome is None:
             self._settle(events)
@@ -575,7 +658,7 @@ class Game:
             raise _illegal(ErrorCode.PLAYER_OUT, f"{player!r} is out of the game")
 
     def _require_card(self, player: str, card: Card) -> None:
-        if card not in self._hands[player]:
+        if not self._hands[player] & card.bit:
             raise _illegal(ErrorCode.CARD_NOT_IN_HAND, f"{card} is not in {player}'s hand")
 
     def _play_attack(self, player: str, action: Attack, events: list[Event]) -> None:
@@ -585,38 +668,46 @@ class Game:
         if not self._attacks:
             if player != self.attacker:
                 raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{self.attacker} opens this bout")
-        elif player in self._passed or player not in self._eligible():
+        elif player in self._passed or player not in self._elig:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} may not throw in now")
-        self._require_card(player, card)
-        if self._attacks and not self._rank_mask >> card.rank & 1:
+        bit = card.bit
+        hands, attacks = self._hands, self._attacks
+        if not hands[player] & bit:
+            self._require_card(player, card)  # raises
+        if attacks and not self._rank_bits & bit:
             raise _illegal(ErrorCode.RANK_NOT_ON_TABLE, f"no {card.rank_name} on the table")
-        if len(self._attacks) >= self._limit:
+        if len(attacks) >= self._limit:
             raise _illegal(ErrorCode.LIMIT_REACHED, f"the bout holds {self._limit} cards at most")
-        self._hands[player].remove(card)
-        self._attacks.append(card)
+        hands[player] ^= bit
+        self._table_bits |= bit  # as _put_on_table, inlined: attacks are the commonest move
+        self._rank_bits |= RANK_BITS[card.rank]
+        attacks.append(card)
         self._defences.append(None)
-        self._rank_mask |= 1 << card.rank
-        self._passed.clear()
+        self._unbeaten |= bit
+        if self._passed:
+            self._passed.clear()
         events.append(Attacked(player, card))
+
+    def _put_on_table(self, card: Card) -> None:
+        """R8: from now on the card's rank may be thrown in."""
+        self._table_bits |= card.bit
+        self._rank_bits |= RANK_BITS[card.rank]
 
     def _play_defend(self, player: str, action: Defend, events: list[Event]) -> None:
         attack, card = action.attack, action.card
         if player != self.defender or self._took:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending now")
-        self._require_card(player, card)
-        try:
-            i = next(
-                i
-                for i, (a, d) in enumerate(zip(self._attacks, self._defences, strict=True))
-                if a is attack and d is None
-            )
-        except StopIteration:
-            raise _illegal(ErrorCode.NO_SUCH_ATTACK, f"{attack} is not an open attack") from None
-        if not card.beats(attack, self.trump_suit):
+        bit = card.bit
+        if not self._hands[player] & bit:
+            self._require_card(player, card)  # raises
+        if not self._unbeaten & attack.bit:
+            raise _illegal(ErrorCode.NO_SUCH_ATTACK, f"{attack} is not an open attack")
+        if not self._beaters[attack.index] & bit:  # R2
             raise _illegal(ErrorCode.DOES_NOT_BEAT, f"{card} does not beat {attack}")
-        self._hands[player].remove(card)
-        self._defences[i] = card
-        self._rank_mask |= 1 << card.rank
+        self._hands[player] ^= bit
+        self._defences[self._attacks.index(attack)] = card
+        self._unbeaten ^= attack.bit
+        self._put_on_table(card)
         self._passed.clear()
         events.append(Defended(player, attack, card))
 
@@ -644,18 +735,18 @@ class Game:
         """R14: the bout passes to the next active player; the transferrer attacks."""
         target = self._next_active(player)
         self.attacker = player
-        self.defender = target
-        self._limit = min(self._cap(), len(self._hands[target]))
-        self._elig = self._compute_eligible()
+        self._set_defender(target)
         self._passed.clear()
         events.append(Transferred(player, card, target, shown))
 
     def _play_transfer(self, player: str, action: Transfer, events: list[Event]) -> None:
         card = action.card
         self._check_transfer(player, card, 1)
-        self._hands[player].remove(card)
+        self._hands[player] ^= card.bit
+        self._put_on_table(card)
         self._attacks.append(card)
         self._defences.append(None)
+        self._unbeaten |= card.bit
         self._do_transfer(player, card, False, events)
 
     def _play_show(self, player: str, action: ShowTrump, events: list[Event]) -> None:
@@ -667,7 +758,7 @@ class Game:
     def _play_take(self, player: str, action: Take, events: list[Event]) -> None:
         if player != self.defender:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending")
-        if self._took or None not in self._defences:
+        if self._took or not self._unbeaten:
             raise _illegal(ErrorCode.CANNOT_TAKE, "there is no open attack to take")
         self._took = True
         self._passed.clear()
@@ -678,7 +769,7 @@ class Game:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not attacking")
         if not self._attacks:
             raise _illegal(ErrorCode.CANNOT_PASS, "the bout must be opened with a card")
-        if not self._took and None in self._defences:
+        if not self._took and self._unbeaten:
             raise _illegal(ErrorCode.CANNOT_PASS, "the defender is still to move")
         if player in self._passed or not self._can_add(player):
             raise _illegal(ErrorCode.CANNOT_PASS, f"{player} has nothing to pass on")
@@ -695,8 +786,7 @@ class Game:
             raise _illegal(ErrorCode.EXCHANGE_NOT_ALLOWED, f"{player} cannot exchange the trump")
         low = Card(self.rules.lowest_rank, self.trump_suit)
         face_up = self._stock[0]
-        hand = self._hands[player]
-        hand[hand.index(low)] = face_up
+        self._hands[player] ^= low.bit | face_up.bit
         self._stock[0] = low
         self.trump_card = low
         events.append(TrumpExchanged(player, low, face_up))
@@ -718,37 +808,47 @@ class Game:
         if not self._attacks:
             return
         if self._took:
-            if not self._waiting_attackers():
-                self._end_bout(events, beaten=False)
-        elif None not in self._defences and (
-            not self._hands[self.defender] or not self._waiting_attackers()
-        ):
-            self._end_bout(events, beaten=True)
+            waiting = self._waiting_attackers()
+            if not waiting:
+                self._end_bout(events, False)
+                return
+        elif self._unbeaten:
+            self._to_act = self._solo[self.defender]
+            return
+        elif not self._hands[self.defender]:
+            self._end_bout(events, True)
+            return
+        else:
+            waiting = self._waiting_attackers()
+            if not waiting:
+                self._end_bout(events, True)
+                return
+        self._to_act = frozenset(waiting)  # what `to_act` would compute
 
-    def _end_bout(self, events: list[Event], *, beaten: bool) -> None:
+    def _end_bout(self, events: list[Event], beaten: bool) -> None:
+        """R12 (`beaten`) or R13; then draw (R15), go out (R16), end (R17) or go on (R7)."""
         defender = self.defender
-        cards = tuple(self._attacks + [d for d in self._defences if d is not None])
+        cards = (*self._attacks, *filter(None, self._defences))
         if beaten:  # R12
             self._discard.extend(cards)
             self.first_bout = False
             events.append(BeatenOff(cards))
         else:  # R13
-            self._hands[defender].extend(cards)
+            self._hands[defender] |= self._table_bits
             events.append(PickedUp(defender, cards))
         self._attacks.clear()
         self._defences.clear()
-        self._rank_mask = 0
+        self._table_bits = self._rank_bits = self._unbeaten = 0
         self._bouts += 1
         self._draw(events)
         self._check_out(events)
-        if len(self._active) <= 1:
-            durak = self._active[0] if self._active else None
+        active = self._active
+        if len(active) <= 1:
+            durak = active[0] if active else None
             self._finish(events, durak=durak, resigned=None)
             return
-        if beaten:
-            nxt = defender if defender in self._active else self._next_active(defender)
-        else:
-            nxt = self._next_active(defender)
+        # R12: the defender attacks next (if still active); R13: the player after him.
+        nxt = defender if beaten and defender in active else self._next_active(defender)
         self._start_bout(nxt)
         events.append(BoutStarted(self.attacker, self.defender))
 
@@ -758,45 +858,56 @@ class Game:
         if not stock:
             return
         size = self.rules.hand_size
-        active, defender = self._active, self.defender
-        start = active.index(self.bout_opener) if self.bout_opener in active else 0
-        order = [p for p in active[start:] + active[:start] if p != defender]
-        order.append(defender)
+        hands = self._hands
+        key = (self.bout_opener, self.defender)
+        order = self._draw_orders.get(key)
+        if order is None:
+            order = self._draw_orders[key] = self._draw_order()
         for p in order:
-            hand = self._hands[p]
-            want = size - len(hand)
+            hand = hands[p]
+            want = size - hand.bit_count()
             if want <= 0:
                 continue
             got = min(want, len(stock))
-            hand.extend(stock[: -got - 1 : -1])  # from the top of the stock
+            for card in stock[-got:]:  # from the top of the stock
+                hand |= card.bit
+            hands[p] = hand
             del stock[-got:]
             events.append(Drew(p, got))
             if not stock:
                 break
 
+    def _draw_order(self) -> tuple[str, ...]:
+        """R15: from the bout's opener clockwise, the defender last."""
+        active, defender = self._active, self.defender
+        start = active.index(self.bout_opener) if self.bout_opener in active else 0
+        order = [p for p in active[start:] + active[:start] if p != defender]
+        return (*order, defender)
+
     def _check_out(self, events: list[Event]) -> None:
         """R16: once the stock is empty, a player with no cards is out."""
         if self._stock:
             return
-        gone = tuple(p for p in self._active if not self._hands[p])
+        hands = self._hands
+        gone: tuple[str, ...] = ()
+        for p in self._active:
+            if not hands[p]:
+                gone += (p,)
         if gone:
             self._out.append(gone)
-            self._active = [p for p in self._active if p not in gone]
+            self._set_active([p for p in self._active if p not in gone])
             events.extend(PlayerOut(p) for p in gone)
 
     def _start_bout(self, attacker: str) -> None:
-        self.attacker = attacker
-        self.bout_opener = attacker
-        active = self._active
-        self.defender = defender = active[(active.index(attacker) + 1) % len(active)]
-        cap = self.rules.first_bout_limit if self.first_bout else MAX_BOUT_CARDS
-        self._limit = min(cap, len(self._hands[defender]))
-        self._elig = self._compute_eligible()
+        """R7: the attacker attacks the next active player."""
+        self.attacker = self.bout_opener = attacker
+        self._set_defender(self._next[attacker])
         self._took = False
-        self._passed.clear()
-        self._shown.clear()
-        self._legal_cache.clear()
-        self._to_act = None
+        if self._passed:
+            self._passed.clear()
+        if self._shown:
+            self._shown.clear()
+        self._to_act = self._solo[attacker]
 
     def _finish(self, events: list[Event], *, durak: str | None, resigned: str | None) -> None:
         """R17, R18."""
@@ -807,7 +918,6 @@ class Game:
             out_order=tuple(self._out),
             bouts=self._bouts,
         )
-        self._legal_cache.clear()
         self._to_act = None
         events.append(GameOver(self._outcome))
 
@@ -820,7 +930,7 @@ class Game:
         return GameView(
             viewer=player,
             hand=self.hand(player) if player is not None else None,
-            hand_counts={p: len(self._hands[p]) for p in self.players},
+            hand_counts={p: self._hands[p].bit_count() for p in self.players},
             table=tuple(self.table),
             trump_card=self.trump_card,
             trump_suit=self.trump_suit,
@@ -855,7 +965,7 @@ class Game:
             "seed": self.seed,
             "deal_number": self.deal_number,
             "previous_durak": self._previous_durak,
-            "hands": {p: [str(c) for c in h] for p, h in self._hands.items()},
+            "hands": {p: [str(c) for c in self.hand(p)] for p in self.players},
             "stock": [str(c) for c in reversed(self._stock)],  # top first
             "trump_suit": self.trump_suit.value,
             "trump_card": str(self.trump_card) if self.trump_card else None,
@@ -905,10 +1015,10 @@ class Game:
         game._previous_durak = data["previous_durak"]
         trump_card = Card.parse(data["trump_card"]) if data["trump_card"] else None
         game._set_trump(parse_suit(data["trump_suit"]), trump_card)
-        game._hands = {p: parse_cards(data["hands"][p]) for p in game.players}
+        game._hands = {p: bits_of(parse_cards(data["hands"][p])) for p in game.players}
         game._stock = list(reversed(parse_cards(data["stock"])))
         game._discard = parse_cards(data["discard"])
-        game._active = [p for p in game.players if p in set(data["active"])]
+        game._set_active([p for p in game.players if p in set(data["active"])])
         game._out = [tuple(g) for g in data["out"]]
         game.attacker = data["attacker"]
         game.defender = data["defender"]
@@ -917,8 +1027,12 @@ class Game:
         game._defences = [Card.parse(d) if d else None for _, d in data["table"]]
         for c in (*game._attacks, *game._defences):
             if c is not None:
-                game._rank_mask |= 1 << c.rank
-        game._elig = game._compute_eligible()
+                game._put_on_table(c)
+        for a, d in zip(game._attacks, game._defences, strict=True):
+            if d is None:
+                game._unbeaten |= a.bit
+        # A finished game may name a defender who went out: nobody throws in any more.
+        game._elig = game._compute_eligible() if game.defender in game._active else ()
         game._limit = data["limit"]
         game._took = data["took"]
         game._passed = set(data["passed"])

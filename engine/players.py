@@ -1,4 +1,5 @@
-"""Computer players that choose among `legal_actions`. Stronger ones come later."""
+"""Computer players that choose among `legal_actions`: `RandomPlayer` here, the levels of
+`engine.ai` (`make_player("easy" | "medium" | "hard", seed)`) re-exported."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import random
 from typing import TYPE_CHECKING
 
 from engine.actions import Action, ExchangeTrump, Redeal, Resign
+from engine.ai import LEVELS, ComputerPlayer, make_player
+
+__all__ = ["LEVELS", "ComputerPlayer", "RandomPlayer", "make_player"]
 
 if TYPE_CHECKING:
     from engine.game import Game
 
-_RARELY = (Resign, ExchangeTrump, Redeal)
+_RARELY: frozenset[type[Action]] = frozenset((Resign, ExchangeTrump, Redeal))
 
 
 class RandomPlayer:
@@ -25,7 +29,7 @@ class RandomPlayer:
             raise ValueError(f"{player!r} has no legal action")
         # Resign comes last, after the rare extras: choose among what precedes them.
         k = len(actions)
-        while k and isinstance(actions[k - 1], _RARELY):
+        while k and type(actions[k - 1]) in _RARELY:
             k -= 1
         if not k:
             k = len(actions)
