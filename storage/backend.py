@@ -14,9 +14,10 @@ import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
+
+import aiosqlite
 
 from storage.errors import Conflict, DatabaseBusy, InvalidRecord, StorageError
 from storage.url import DatabaseURL
@@ -94,12 +95,112 @@ def _translate(error: sqlite3.Error) -> StorageError | None:
     return None
 
 
-class _BeginBusy(Exception):
-    """BEGIN IMMEDIATE found another connection holding the write lock."""
+class _Driver(ABC):
+    """How statements reach the one ``sqlite3`` connection: raw ``sqlite3`` errors, no policy.
+
+    Statements run in the order they are issued, also when the caller that issued one was
+    cancelled while waiting for it (so a ROLLBACK issued afterwards really comes afterwards).
+    """
+
+    @abstractmethod
+    async def execute(self, sql: str, params: Params = ()) -> None: ...
+
+    @abstractmethod
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None: ...
+
+    @abstractmethod
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    @abstractmethod
+    async def rollback(self) -> None:
+        """ROLLBACK if a transaction is open (decided after every statement issued before)."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
 
 
-# How long one BEGIN attempt may block the event loop before backing off with asyncio.sleep.
+class _AiosqliteDriver(_Driver):
+    """Through aiosqlite: the ``sqlite3`` connection lives on aiosqlite's own thread.
+
+    Each call is one round trip to that thread; the event loop never blocks, not even while
+    SQLite waits (up to the busy timeout) for another process's write lock. aiosqlite runs the
+    calls of a connection strictly in order from one queue, and a call whose caller was
+    cancelled still runs.
+    """
+
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self._conn = connection
+
+    @classmethod
+    async def connect(cls, url: DatabaseURL) -> _AiosqliteDriver:
+        connection = await aiosqlite.connect(
+            url.path, isolation_level=None, timeout=url.busy_timeout_ms / 1000
+        )
+        # aiosqlite annotates row_factory as a type; sqlite3 takes any (cursor, row) callable.
+        connection.row_factory = _dict_row  # type: ignore[assignment]
+        return cls(connection)
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        # execute_fetchall: one round trip, and every row is consumed, so the statement is
+        # finished (never left active, holding a lock) when the call returns.
+        await self._conn.execute_fetchall(sql, params)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        await self._conn.executemany(sql, rows)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        rows = await self._conn.execute_fetchall(sql, params)
+        return cast(list[Row], rows)
+
+    async def rollback(self) -> None:
+        # sqlite3's rollback() sends ROLLBACK only if a transaction is open, checked on
+        # aiosqlite's thread in queue order (a BEGIN still queued from a cancelled caller runs
+        # first), not on the event loop's view of the connection.
+        await self._conn.rollback()
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+
+# How long one BEGIN attempt may block the event loop (inline executor) before backing off
+# with asyncio.sleep.
 _INLINE_BUSY_MS = 2
+
+
+class _InlineDriver(_Driver):
+    """Plain ``sqlite3`` on the event loop thread: each statement blocks the loop while it runs.
+
+    A statement takes microseconds, a thread round trip about 100 us; but a slow statement
+    (a big import, a checkpoint, a slow disk) stalls everything else the loop does.
+    """
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._conn = connection
+
+    @classmethod
+    async def connect(cls, url: DatabaseURL) -> _InlineDriver:
+        # SQLite's own busy wait would block the loop: only a short one, then asyncio.sleep.
+        busy_ms = min(url.busy_timeout_ms, _INLINE_BUSY_MS)
+        connection = sqlite3.connect(url.path, isolation_level=None, timeout=busy_ms / 1000)
+        connection.row_factory = _dict_row
+        return cls(connection)
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        self._conn.execute(sql, params).close()
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
+        self._conn.executemany(sql, rows).close()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        rows: list[Row] = self._conn.execute(sql, params).fetchall()
+        return rows
+
+    async def rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    async def close(self) -> None:
+        self._conn.close()
 
 
 class SqliteBackend(Backend):
@@ -107,111 +208,71 @@ class SqliteBackend(Backend):
 
     WAL journal, ``synchronous`` NORMAL or stronger, foreign keys on. Transactions are explicit
     (the driver's implicit ones are off). A write transaction is ``BEGIN IMMEDIATE``, sent
-    together with its first statement: the write lock is held before anything is read, so
+    right before its first statement: the write lock is held before anything is read, so
     there is no lock upgrade to deadlock on. If another process holds the lock, the BEGIN is
     retried with ``asyncio.sleep`` back-off until the busy timeout, then `DatabaseBusy`.
 
-    ``executor="inline"`` runs each statement directly on the event loop thread (a statement
-    takes microseconds; a thread hop costs ~100 us twice), ``"thread"`` on one worker thread.
+    ``executor="aiosqlite"`` (the default) runs the connection on aiosqlite's thread: the event
+    loop never blocks on the database. ``"inline"`` runs each statement directly on the event
+    loop thread: faster (no thread round trip per statement) but the loop is blocked for as
+    long as each statement takes.
     """
 
     dialect = "sqlite"
 
-    def __init__(
-        self, connection: sqlite3.Connection, url: DatabaseURL, pool: ThreadPoolExecutor | None
-    ) -> None:
-        self._conn = connection
+    def __init__(self, driver: _Driver, url: DatabaseURL) -> None:
+        self._driver = driver
         self._url = url
-        self._pool = pool
         self._pending_begin: str | None = None
 
     @classmethod
     async def open(cls, url: DatabaseURL) -> SqliteBackend:
         if not url.in_memory:
             Path(url.path).parent.mkdir(parents=True, exist_ok=True)
-        pool = (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
-            if url.executor == "thread"
-            else None
-        )
-        busy_ms = (
-            url.busy_timeout_ms if pool is not None else min(url.busy_timeout_ms, _INLINE_BUSY_MS)
-        )
-
-        def connect() -> sqlite3.Connection:
-            connection = sqlite3.connect(url.path, isolation_level=None, timeout=busy_ms / 1000)
-            connection.row_factory = _dict_row
-            return connection
-
-        def configure(connection: sqlite3.Connection) -> None:
-            mode = str(connection.execute("PRAGMA journal_mode = WAL").fetchone()["journal_mode"])
-            if mode.lower() != "wal" and not url.in_memory:
-                raise StorageError(f"{url}: could not switch to WAL journal mode ({mode!r})")
-            connection.execute(f"PRAGMA synchronous = {url.synchronous}")
-            connection.execute("PRAGMA foreign_keys = ON")
-
-        try:
-            if pool is None:
-                connection = connect()
-            else:
-                connection = await asyncio.get_running_loop().run_in_executor(pool, connect)
-        except BaseException:
-            if pool is not None:
-                pool.shutdown(wait=False)
-            raise
-        backend = cls(connection, url, pool)
+        driver: _Driver
+        if url.executor == "inline":
+            driver = await _InlineDriver.connect(url)
+        else:
+            driver = await _AiosqliteDriver.connect(url)
+        backend = cls(driver, url)
         try:
             # Switching a new file to WAL needs an exclusive lock, which SQLite does not wait
             # for: several processes starting at once retry here.
-            await backend._retry_busy(lambda: backend._call(lambda: configure(connection)))
+            await backend._retry_busy(backend._configure)
         except BaseException:
             await backend.close()
             raise
         return backend
 
+    async def _configure(self) -> None:
+        rows = await self._call(self._driver.fetchall("PRAGMA journal_mode = WAL"))
+        mode = str(rows[0]["journal_mode"])
+        if mode.lower() != "wal" and not self._url.in_memory:
+            raise StorageError(f"{self._url}: could not switch to WAL journal mode ({mode!r})")
+        await self._call(self._driver.execute(f"PRAGMA synchronous = {self._url.synchronous}"))
+        await self._call(self._driver.execute("PRAGMA foreign_keys = ON"))
+
     @property
     def where(self) -> str:
         return str(self._url)
 
-    async def _call(self, work: Callable[[], T]) -> T:
+    async def _call(self, work: Awaitable[T]) -> T:
+        """Await a driver call, translating its ``sqlite3`` errors to storage errors."""
         try:
-            if self._pool is None:
-                return work()
-            # Shielded: a cancelled caller must not cancel a statement still queued for the
-            # worker (a lost COMMIT or ROLLBACK would leave the transaction open). The worker
-            # runs calls in order, so a rollback issued after a cancellation still comes after.
-            return await asyncio.shield(
-                asyncio.get_running_loop().run_in_executor(self._pool, work)
-            )
+            return await work
         except sqlite3.Error as error:
             translated = _translate(error)
             if translated is None:
                 raise
             raise translated from error
 
-    async def _statement(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run one statement, preceded (in the same call) by a pending BEGIN."""
+    async def _statement(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run one statement, preceded by the pending BEGIN if this is the first one."""
         begin = self._pending_begin
-        if begin is None:
-            return await self._call(lambda: work(self._conn))
-
-        def begin_then_work() -> T:
-            try:
-                self._conn.execute(begin)
-            except sqlite3.OperationalError as error:
-                if _is_busy(error):
-                    raise _BeginBusy from error
-                raise
+        if begin is not None:
+            await self._retry_busy(lambda: self._call(self._driver.execute(begin)))
             self._pending_begin = None  # the transaction is open from here on
-            return work(self._conn)
-
-        async def attempt() -> T:
-            try:
-                return await self._call(begin_then_work)
-            except _BeginBusy as busy:
-                raise DatabaseBusy(str(busy.__cause__)) from None
-
-        return await self._retry_busy(attempt)
+        return await self._call(work())
 
     async def _retry_busy(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Retry ``attempt`` while it raises DatabaseBusy, sleeping, until the busy timeout."""
@@ -238,31 +299,26 @@ class SqliteBackend(Backend):
         if self._pending_begin is not None:  # nothing ran: nothing to commit
             self._pending_begin = None
             return
-        await self._call(lambda: self._conn.execute("COMMIT"))
+        # An explicit COMMIT (not sqlite3's commit(), which does nothing outside a transaction):
+        # a transaction SQLite already rolled back on its own must not look committed.
+        await self._call(self._driver.execute("COMMIT"))
 
     async def rollback(self) -> None:
         self._pending_begin = None
-
-        def rollback() -> None:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-
-        await self._call(rollback)
+        await self._call(self._driver.rollback())
 
     async def execute(self, sql: str, params: Params = ()) -> None:
-        await self._statement(lambda conn: conn.execute(sql, params).close())
+        await self._statement(lambda: self._driver.execute(sql, params))
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        await self._statement(lambda conn: conn.executemany(sql, rows).close())
+        await self._statement(lambda: self._driver.executemany(sql, rows))
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        def fetch(conn: sqlite3.Connection) -> list[Row]:
-            rows: list[Row] = conn.execute(sql, params).fetchall()
-            return rows
-
-        return await self._statement(fetch)
+        return await self._statement(lambda: self._driver.fetchall(sql, params))
 
     async def execute_script(self, script: str) -> None:
+        # Statement by statement, not sqlite3's executescript(): that one COMMITs any open
+        # transaction first, and a migration must apply together with its version row.
         for statement in split_statements(script):
             await self.execute(statement)
 
@@ -271,11 +327,7 @@ class SqliteBackend(Backend):
         return [str(next(iter(row.values()))) for row in rows]
 
     async def close(self) -> None:
-        try:
-            await self._call(self._conn.close)
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
+        await self._call(self._driver.close())
 
 
 def split_statements(script: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -25,7 +26,7 @@ from storage.codec import (
     to_us,
     to_us_or_none,
 )
-from storage.errors import Conflict, NotFound
+from storage.errors import Conflict, NotFound, StoredGameError
 from storage.ratings import Skill
 from storage.records import (
     ACTIVE_STATUSES,
@@ -42,6 +43,8 @@ from storage.records import (
     PlayerRecord,
     utcnow,
 )
+
+logger = logging.getLogger(__name__)
 
 OVERALL_SCOPE = 0
 """The ``player_stats.scope`` of the all-chats aggregates (Telegram never uses chat id 0)."""
@@ -232,11 +235,28 @@ class GameRepository:
         return _game_record(row)
 
     async def all_active(self) -> list[GameRecord]:
-        """Every game in the lobby or running, oldest first (to resume them after a restart)."""
+        """Every game in the lobby or running, oldest first (to resume them after a restart).
+
+        A game this code cannot load (`StoredGameError`: engine state or rules in a format it
+        does not know, or damaged) is left out with a warning naming it, so that one bad row
+        does not keep every other game from resuming. `get` and `active_for_chat` still raise
+        for it.
+        """
         rows = await self._s.fetchall(
             f"SELECT {_GAME_COLUMNS} FROM games WHERE status IN ('lobby', 'running') ORDER BY id"
         )
-        return [_game_record(row) for row in rows]
+        records = []
+        for row in rows:
+            try:
+                records.append(_game_record(row))
+            except StoredGameError as error:
+                logger.warning(
+                    "active game %s of chat %s left out: %s",
+                    row["id"],
+                    row["chat_id"],
+                    error,
+                )
+        return records
 
     async def due(self, *, now: datetime) -> list[GameRecord]:
         """Running games whose turn deadline is at or before ``now``, earliest first."""

@@ -7,10 +7,14 @@ from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 Synchronous = Literal["NORMAL", "FULL", "EXTRA"]
-Executor = Literal["inline", "thread"]
+Executor = Literal["aiosqlite", "inline"]
 
 _SYNCHRONOUS: dict[str, Synchronous] = {"NORMAL": "NORMAL", "FULL": "FULL", "EXTRA": "EXTRA"}
-_EXECUTORS: dict[str, Executor] = {"inline": "inline", "thread": "thread"}
+_EXECUTORS: dict[str, Executor] = {
+    "aiosqlite": "aiosqlite",
+    "inline": "inline",
+    "thread": "aiosqlite",  # the name of the worker-thread executor before aiosqlite
+}
 
 DEFAULT_DATABASE_URL = "sqlite:///data/durak.sqlite3"
 MEMORY = ":memory:"
@@ -27,17 +31,19 @@ class DatabaseURL:
     - ``synchronous``: normal (default), full or extra. In WAL mode, normal never loses a
       committed transaction when the process dies, only (the last ones) on power loss.
     - ``busy_timeout``: milliseconds to wait for another connection's write lock (default 5000).
-    - ``executor``: ``inline`` (default) runs SQLite calls on the event loop thread: each takes
-      microseconds, while a thread hop costs about 100 us each way; waiting for another
-      process's lock is done with ``asyncio.sleep``, never by blocking. ``thread`` runs them on
-      one worker thread.
+    - ``executor``: ``aiosqlite`` (default) runs the SQLite connection on aiosqlite's own
+      thread, so the event loop never waits for the database. ``inline`` runs each SQLite
+      call directly on the event loop thread: faster (a call takes microseconds, a thread
+      round trip about 100 us), but the loop is blocked for as long as each statement takes;
+      waiting for another process's lock is still done with ``asyncio.sleep``. ``thread`` is
+      accepted as an old name of ``aiosqlite``.
     """
 
     scheme: Literal["sqlite"]
     path: str
     synchronous: Synchronous = "NORMAL"
     busy_timeout_ms: int = 5000
-    executor: Executor = "inline"
+    executor: Executor = "aiosqlite"
 
     @property
     def in_memory(self) -> bool:
@@ -88,7 +94,7 @@ def parse_database_url(url: str) -> DatabaseURL:
             executor = _EXECUTORS.get(value.lower())
             if executor is None:
                 raise ValueError(
-                    f"DATABASE_URL {url!r}: executor must be inline or thread, not {value!r}"
+                    f"DATABASE_URL {url!r}: executor must be aiosqlite or inline, not {value!r}"
                 )
             result = replace(result, executor=executor)
         else:

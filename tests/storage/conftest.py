@@ -14,7 +14,7 @@ from storage import Database, FinishedGame, GameRecord, Lobby, Participant, Seat
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
 
-@pytest.fixture(params=["inline", "thread"])
+@pytest.fixture(params=["aiosqlite", "inline"])
 def executor(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -26,7 +26,7 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def db_url(db_path: Path, executor: str) -> str:
-    """Every test using it runs twice: SQLite calls inline on the loop, and on a thread."""
+    """Every test using it runs twice: through aiosqlite's thread, and inline on the loop."""
     return f"sqlite:///{db_path}?executor={executor}"
 
 

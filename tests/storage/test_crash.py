@@ -43,14 +43,14 @@ def _run_and_kill(url: str, seed: int, lines: int) -> list[tuple[int, int, bool]
     return reports
 
 
-@pytest.mark.parametrize("executor", ["inline", "thread"])
+@pytest.mark.parametrize("executor", ["aiosqlite", "inline"])
 async def test_sigkill_loses_no_committed_action(tmp_path: Path, executor: str) -> None:
     url = f"sqlite:///{tmp_path / 'crash.sqlite3'}?executor={executor}"
     rng = random.Random(executor)
     reported: dict[int, int] = {}
     finished: set[int] = set()
     for round_ in range(3):
-        reports = _run_and_kill(url, seed=round_, lines=rng.randint(150, 400))
+        reports = _run_and_kill(url, seed=round_, lines=rng.randint(80, 250))
         for game_id, move, over in reports:
             reported[game_id] = max(reported.get(game_id, 0), move)
             if over:

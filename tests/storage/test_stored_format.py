@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from engine import Game, RandomPlayer
 from storage import Database, StoredGameError
 
-from .conftest import running_record
+from .conftest import lobby_record, running_record
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -70,14 +71,42 @@ async def test_unknown_format_names_game_and_version(
             await tx.games.get(game_id=game_id)
         with pytest.raises(StoredGameError):
             await tx.games.active_for_chat(chat_id=-100)
-        with pytest.raises(StoredGameError):
-            await tx.games.all_active()
     error = caught.value
     assert error.game_id == game_id
     assert error.format == version
     assert f"stored game {game_id}" in str(error)
     assert shown in str(error)
     assert isinstance(error.__cause__, ValueError)
+
+
+async def test_all_active_skips_a_game_it_cannot_load(
+    db_path: Path, db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One unloadable game must not keep every other game from resuming after a restart."""
+    async with Database.connect(db_url) as db, db.transaction() as tx:
+        first = await tx.games.create(record=running_record(-100))
+        bad = await tx.games.create(record=running_record(-200, 4, 5))
+        lobby = await tx.games.create(record=lobby_record(-300))
+        broken_rules = await tx.games.create(record=running_record(-400, 6, 7))
+    _edit(db_path, "UPDATE games SET state = json_set(state, '$.format', 999) WHERE id = ?", bad.id)
+    _edit(
+        db_path,
+        "UPDATE games SET rules = json_set(rules, '$.deck_size', 37) WHERE id = ?",
+        broken_rules.id,
+    )
+    with caplog.at_level(logging.WARNING, logger="storage.repositories"):
+        async with Database.connect(db_url) as db, db.transaction(readonly=True) as tx:
+            active = await tx.games.all_active()
+            with pytest.raises(StoredGameError):  # asked for by id, it still raises
+                await tx.games.get(game_id=bad.id or 0)
+    assert [r.id for r in active] == [first.id, lobby.id]
+    assert active[0].game == first.game
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert f"active game {bad.id} of chat -200" in warnings[0].getMessage()
+    assert "engine format version 999" in warnings[0].getMessage()
+    assert f"active game {broken_rules.id} of chat -400" in warnings[1].getMessage()
+    assert "rules" in warnings[1].getMessage()
 
 
 async def test_corrupt_state_and_rules(db_path: Path, db_url: str) -> None:

@@ -14,9 +14,11 @@ def test_relative_and_absolute_paths() -> None:
 
 def test_defaults_and_options() -> None:
     url = parse_database_url("sqlite:///x.db")
-    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("NORMAL", 5000, "inline")
-    url = parse_database_url("sqlite:///x.db?synchronous=full&busy_timeout=250&executor=thread")
-    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("FULL", 250, "thread")
+    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("NORMAL", 5000, "aiosqlite")
+    url = parse_database_url("sqlite:///x.db?synchronous=full&busy_timeout=250&executor=inline")
+    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("FULL", 250, "inline")
+    assert parse_database_url("sqlite:///x.db?executor=AIOSQLITE").executor == "aiosqlite"
+    assert parse_database_url("sqlite:///x.db?executor=thread").executor == "aiosqlite"  # old name
 
 
 @pytest.mark.parametrize(
