@@ -40,7 +40,7 @@ GROUP_COMMANDS = (
     "kick",
     "help",
 )
-PRIVATE_COMMANDS = ("start", "stats", "hand", "help")
+PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "cancel", "help")
 SCHEDULER_KEY = "scheduler"
 
 
@@ -109,6 +109,7 @@ async def stop_services(application: Application) -> None:  # type: ignore[type-
             await task
     service: GameService | None = application.bot_data.pop(SERVICE_KEY, None)
     if service is not None:
+        await service.close()
         with contextlib.suppress(Exception):
             await service.flush()
         await service.db.close()

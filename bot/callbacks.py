@@ -6,10 +6,12 @@ on an old keyboard is recognised as stale and changes nothing:
     m<game>.<move>.<code>    code: c<i> tap card i, d<a>-<c> cover card a with c,
                              t<i> transfer, s<i> show trump, T take, P pass,
                              X exchange trump, D redeal, R resign (confirmed), r refresh
-    l<game>.<op>             lobby: j join, q leave, s start, x cancel, a<level> add computer
+    l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
+                             (without a level: show the levels), r redraw
     a<game>                  play again (a new lobby with the same players)
     S<option>                /settings menu: step an option (the chat is the message's)
     k<game>.<user>           /kick confirmed by an admin
+    P<n><level>              /practice against n computer players (e, m or h)
 
 Anything else is forged or from another bot version: `decode` raises `BadCallback`.
 """
@@ -36,13 +38,14 @@ from engine import (
 
 MAX_CALLBACK_BYTES: Final = 64
 
-LobbyOp = Literal["join", "leave", "start", "cancel", "add"]
+LobbyOp = Literal["join", "leave", "start", "cancel", "add", "refresh"]
 _LOBBY_OPS: Final[dict[str, LobbyOp]] = {
     "j": "join",
     "q": "leave",
     "s": "start",
     "x": "cancel",
     "a": "add",
+    "r": "refresh",
 }
 _LOBBY_CODES: Final = {v: k for k, v in _LOBBY_OPS.items()}
 
@@ -93,7 +96,20 @@ class KickData:
     user_id: int
 
 
-CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData
+@dataclass(frozen=True, slots=True)
+class PracticeData:
+    opponents: int
+    level: str
+
+
+_LEVEL_CODES: Final = {"e": "easy", "m": "medium", "h": "hard"}
+
+
+def encode_practice(opponents: int, level: str) -> str:
+    return f"P{opponents}{level[0]}"
+
+
+CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData | PracticeData
 
 _SIMPLE: Final[dict[str, Action]] = {
     "T": Take(),
@@ -105,9 +121,10 @@ _SIMPLE: Final[dict[str, Action]] = {
 _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 
 _MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
-_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxa])([a-z]{0,8})")
+_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxar])([a-z]{0,8})")
 _AGAIN = re.compile(r"a(\d{1,12})")
 _SETTINGS = re.compile(r"S([pdtsifxolc])")
+_PRACTICE = re.compile(r"P([1-5])([emh])")
 _KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})")
 
 
@@ -190,6 +207,8 @@ def decode(data: str | None) -> CallbackData:
         return AgainData(int(m[1]))
     if m := _SETTINGS.fullmatch(data):
         return SettingsData(m[1])
+    if m := _PRACTICE.fullmatch(data):
+        return PracticeData(int(m[1]), _LEVEL_CODES[m[2]])
     if m := _KICK.fullmatch(data):
         return KickData(int(m[1]), int(m[2]))
     raise BadCallback(f"unknown callback data {data!r}")

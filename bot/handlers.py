@@ -29,6 +29,7 @@ from bot.callbacks import (
     KickData,
     LobbyData,
     MoveData,
+    PracticeData,
     SettingsData,
     decode,
 )
@@ -133,9 +134,6 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
-    if not _is_group(chat):
-        await _reply(update, context, "newgame-in-group")
-        return
     await service_of(context).cancel(
         chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
     )
@@ -181,6 +179,16 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     )
 
 
+async def practice_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None:
+        return
+    if chat.type != ChatType.PRIVATE:
+        await _reply(update, context, "practice-in-private")
+        return
+    await service_of(context).practice_command(person=person_of(user))
+
+
 async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is None or message.left_chat_member is None:
@@ -210,6 +218,10 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await service.play_again(query=query, person=person, data=data)
     elif isinstance(data, SettingsData):
         await service.settings_tap(query=query, person=person, option=data.option)
+    elif isinstance(data, PracticeData):
+        await service.start_practice(
+            query=query, person=person, opponents=data.opponents, level=data.level
+        )
     elif isinstance(data, KickData):
         await service.kick_confirmed(
             query=query, person=person, game_id=data.game_id, user_id=data.user_id
@@ -266,6 +278,7 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     application.add_handler(CommandHandler("settings", settings_command))
     application.add_handler(CommandHandler("kick", kick_command))
     application.add_handler(CommandHandler("stats", stats_command))
+    application.add_handler(CommandHandler("practice", practice_command))
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))

@@ -14,7 +14,15 @@ from typing import Any, Final
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.callbacks import CardTap, Refresh, encode_again, encode_kick, encode_lobby, encode_move
+from bot.callbacks import (
+    CardTap,
+    Refresh,
+    encode_again,
+    encode_kick,
+    encode_lobby,
+    encode_move,
+    encode_practice,
+)
 from bot.i18n import Translator
 from engine import (
     Action,
@@ -110,6 +118,7 @@ def lobby(
     rules: Rules,
     turn_timeout: int,
     closed: str | None = None,
+    levels: Sequence[str] = (),
 ) -> Rendered:
     """The lobby message: rules in force, players so far, Join/Leave/Start/Cancel.
 
@@ -135,6 +144,17 @@ def lobby(
         return Rendered("\n".join(lines))
     if len(seats) < 2:
         lines.append(tr.t(lang, "lobby-need-players", min=2))
+    if levels:  # "Add computer" was tapped: which level?
+        picker = [
+            InlineKeyboardButton(
+                tr.t(lang, f"level-{level}"), callback_data=encode_lobby(game_id, "add", level)
+            )
+            for level in levels
+        ]
+        back = InlineKeyboardButton(
+            tr.t(lang, "button-back"), callback_data=encode_lobby(game_id, "refresh")
+        )
+        return Rendered("\n".join(lines), InlineKeyboardMarkup([picker, [back]]))
     keyboard = InlineKeyboardMarkup(
         [
             [
@@ -152,6 +172,11 @@ def lobby(
                 InlineKeyboardButton(
                     tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")
                 ),
+            ],
+            [
+                InlineKeyboardButton(
+                    tr.t(lang, "button-add-computer"), callback_data=encode_lobby(game_id, "add")
+                )
             ],
         ]
     )
@@ -503,3 +528,20 @@ def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name:
         ]
     )
     return Rendered(tr.t(lang, "kick-confirm", player=esc(name)), keyboard)
+
+
+def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Rendered:
+    """/practice: how many computer opponents, and how strong."""
+    rows = [
+        [
+            InlineKeyboardButton(
+                tr.t(lang, "practice-button", level=tr.t(lang, f"level-{level}"), count=n)
+                if n == 1
+                else str(n),
+                callback_data=encode_practice(n, level),
+            )
+            for n in range(1, 6)
+        ]
+        for level in levels
+    ]
+    return Rendered(tr.t(lang, "practice-intro"), InlineKeyboardMarkup(rows))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,8 +38,10 @@ from engine import (
     IllegalMove,
     Pass,
     Resign,
+    Rules,
     Take,
 )
+from engine.ai import LEVELS, make_player
 from storage import (
     Conflict,
     Database,
@@ -97,6 +100,7 @@ class GameService:
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
         self._deadline_changed = asyncio.Event()
+        self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
 
     # ------------------------------------------------------------------ helpers
 
@@ -255,7 +259,9 @@ class GameService:
         await self._save(record)
         return record
 
-    def _render_lobby(self, record: GameRecord, closed: str | None = None) -> render.Rendered:
+    def _render_lobby(
+        self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
+    ) -> render.Rendered:
         assert record.id is not None
         return render.lobby(
             self.tr,
@@ -266,14 +272,19 @@ class GameService:
             rules=record.rules,
             turn_timeout=self.turn_timeout(record),
             closed=closed,
+            levels=LEVELS if pick_level else (),
         )
 
-    async def _refresh_lobby(self, record: GameRecord, closed: str | None = None) -> None:
+    async def _refresh_lobby(
+        self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
+    ) -> None:
         if record.lobby.message_id is None:
             return
         try:
             sent = await self.out.show(
-                record.chat_id, record.lobby.message_id, self._render_lobby(record, closed)
+                record.chat_id,
+                record.lobby.message_id,
+                self._render_lobby(record, closed, pick_level=pick_level),
             )
         except (Blocked, TelegramError) as exc:
             logger.info("could not update lobby of chat %s: %s", record.chat_id, exc)
@@ -316,8 +327,27 @@ class GameService:
                 await self._save(record)
                 await self.out.answer(query, self.t(lang, "lobby-cancelled"))
                 await self._refresh_lobby(record, closed="lobby-cancelled")
-            else:
-                await self.out.answer(query, self.t(lang, "error-unknown-button"))
+            elif data.op == "refresh":
+                await self.out.answer(query)
+                await self._refresh_lobby(record)
+            else:  # "add"
+                await self._add_computer_tap(record, person, query, data.arg)
+
+    async def _add_computer_tap(
+        self, record: GameRecord, person: Person, query: CallbackQuery, level: str
+    ) -> None:
+        """ "Add computer": first tap shows the levels, the second seats one."""
+        lang = record.language
+        if not await self._may_manage(record, person):
+            await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
+            return
+        if level not in LEVELS:
+            await self.out.answer(query)
+            await self._refresh_lobby(record, pick_level=True)
+            return
+        refused = await self.add_computer(record, person, level)
+        await self.out.answer(query, self.t(lang, refused or "lobby-computer-added"))
+        await self._refresh_lobby(record)
 
     async def _may_manage(self, record: GameRecord, person: Person) -> bool:
         if record.lobby.opener_id == person.user_id:
@@ -428,6 +458,12 @@ class GameService:
         if len(record.lobby.seats) < 2:
             await self.out.answer(query, self.t(lang, "lobby-need-players", min=2), alert=True)
             return
+        if all(s.is_computer for s in record.lobby.seats):
+            await self.out.answer(query, self.t(lang, "lobby-need-human"), alert=True)
+            return
+        if len(record.lobby.seats) > record.rules.max_players:  # the rules changed meanwhile
+            await self.out.answer(query, self.t(lang, "lobby-too-many"), alert=True)
+            return
         await self._begin(record)
         await self.out.answer(query, self.t(lang, "lobby-started"))
 
@@ -449,6 +485,7 @@ class GameService:
         await self._refresh_lobby(record, closed="lobby-started")
         await self._publish_table_now(record)
         await self._publish_hands(record, force=True)
+        await self._drive_computers(record)
 
     def _set_deadline(self, record: GameRecord) -> None:
         timeout = self.turn_timeout(record)
@@ -638,6 +675,11 @@ class GameService:
         )
 
     async def _render_after(self, record: GameRecord) -> None:
+        """Show the new state, then let computer players the game waits for move."""
+        await self._render_state(record)
+        await self._drive_computers(record)
+
+    async def _render_state(self, record: GameRecord) -> None:
         """Show the new state: hands whose options changed, the table, the result."""
         await self._publish_hands(record)
         if record.status == "finished":
@@ -672,6 +714,138 @@ class GameService:
             await self.out.send(record.chat_id, rendered)
         except (Blocked, TelegramError) as exc:
             logger.warning("could not post the result in chat %s: %s", record.chat_id, exc)
+
+    # ------------------------------------------------------------------ computer players
+
+    def _computer_to_move(self, record: GameRecord) -> str | None:
+        """The first computer seat (clockwise) the game waits for, if any."""
+        game = record.game
+        if record.status != "running" or game is None or game.is_over:
+            return None
+        computers = self.computers(record)
+        return next((p for p in game.players if p in computers and p in game.to_act), None)
+
+    async def _drive_computers(self, record: GameRecord) -> None:
+        """Computer players move through the same path as people (apply, store, render).
+
+        With `COMPUTER_DELAY` 0 they move at once, one after another; otherwise each move
+        comes after the delay, in a task per chat (the caller holds the chat lock)."""
+        if self._computer_to_move(record) is None:
+            return
+        if self.settings.computer_delay > 0:
+            self._schedule_computer(record.chat_id)
+            return
+        while (pid := self._computer_to_move(record)) is not None:
+            await self._computer_move(record, pid)
+
+    def _schedule_computer(self, chat_id: int) -> None:
+        if chat_id not in self._thinking:
+            self._thinking[chat_id] = asyncio.create_task(self._think(chat_id))
+
+    async def _think(self, chat_id: int) -> None:
+        try:
+            await asyncio.sleep(self.settings.computer_delay)
+            async with self._locks[chat_id]:
+                record = await self._load(chat_id)
+                pid = self._computer_to_move(record) if record is not None else None
+                if record is not None and pid is not None:
+                    await self._computer_move(record, pid)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("a computer player's move in chat %s failed", chat_id)
+        finally:
+            self._thinking.pop(chat_id, None)
+        record = self._live.get(chat_id)
+        if record is not None and self._computer_to_move(record) is not None:
+            self._schedule_computer(chat_id)
+
+    async def _computer_move(self, record: GameRecord, pid: str) -> None:
+        game = record.game
+        assert game is not None
+        seat = next(s for s in record.lobby.seats if s.player_id == pid)
+        seed = zlib.crc32(f"{game.seed}:{game.move_number}:{pid}".encode())  # stable
+        player = make_player(seat.level or "easy", seed)
+        action = await asyncio.to_thread(player.choose, game.copy(), pid)
+        events = game.apply(pid, action)
+        record.timeouts.pop(pid, None)
+        await self._after_moves(record, [(pid, events)])
+        await self._render_state(record)
+
+    async def add_computer(self, record: GameRecord, person: Person, level: str) -> str | None:
+        """Seat a computer player in the lobby; returns a locale key if refused."""
+        if len(record.lobby.seats) >= record.rules.max_players:
+            return "lobby-full"
+        number = 1 + sum(1 for s in record.lobby.seats if s.is_computer)
+        name = self.t(
+            record.language,
+            "computer-name",
+            n=number,
+            level=self.t(record.language, f"level-{level}"),
+        )
+        record.lobby.seats.append(
+            Seat(
+                player_id=f"cpu-{level}-{number}",
+                user_id=None,
+                name=name,
+                is_computer=True,
+                level=level,
+            )
+        )
+        await self._save(record)
+        return None
+
+    async def close(self) -> None:
+        """Stop computer players' pending moves (they are re-planned after a restart)."""
+        for task in list(self._thinking.values()):
+            task.cancel()
+        for task in list(self._thinking.values()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._thinking.clear()
+
+    # ------------------------------------------------------------------ practice
+
+    async def practice_command(self, *, person: Person) -> None:
+        """/practice in a private chat: choose opponents."""
+        player = await self._note_player(person, can_message=True)
+        await self.out.send(person.user_id, render.practice_menu(self.tr, player.language, LEVELS))
+
+    async def start_practice(
+        self, *, query: CallbackQuery, person: Person, opponents: int, level: str
+    ) -> None:
+        """A game against computer players in the private chat: table and hand both there."""
+        chat_id = person.user_id
+        lang = self.tr.normalize(person.language)
+        async with self._locks[chat_id]:
+            if await self._load(chat_id) is not None:
+                await self.out.answer(query, self.t(lang, "practice-running"), alert=True)
+                return
+            await self._note_player(person, can_message=True)
+            rules = Rules()
+            opponents = min(opponents, rules.max_players - 1)
+            record = GameRecord(
+                chat_id=chat_id,
+                status="lobby",
+                language=lang,
+                rules=rules,
+                lobby=Lobby(opener_id=person.user_id, seats=[]),
+                meta={
+                    "title": self.t(lang, "practice-title"),
+                    "practice": True,
+                    "turn_timeout": 0,
+                    "langs": {},
+                    "log": [],
+                },
+            )
+            self._seat(record, person, lang)
+            async with self.db.transaction() as tx:
+                record = await tx.games.create(record=record)
+            self._remember(record)
+            for _ in range(opponents):
+                await self.add_computer(record, person, level)
+            await self.out.answer(query)
+            await self._begin(record)
 
     # ------------------------------------------------------------------ rendering
 
@@ -1208,8 +1382,11 @@ class GameService:
             self._deadline_changed.clear()
             nxt = self.next_deadline()
             timeout = None if nxt is None else max(0.0, (nxt - self.clock()).total_seconds())
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation that
+            # arrives just as the event is set, and stop_services would wait for this forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._deadline_changed.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._deadline_changed.wait()
             await self.run_due()
 
     # ------------------------------------------------------------------ start-up
@@ -1228,6 +1405,7 @@ class GameService:
                     elif record.game is not None:
                         await self._publish_table_now(record)
                         await self._publish_hands(record, force=True)
+                        await self._drive_computers(record)
                 except Exception:
                     logger.exception("could not resume game %s", record.id)
         self._deadline_changed.set()

@@ -263,3 +263,20 @@ stats-no-games = Noch keine abgeschlossenen Spiele.
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)
 cmd-kick = Spieler entfernen (als Antwort, Admins)
+
+## Computerspieler und Training
+
+button-add-computer = Computer dazu
+level-easy = leicht
+level-medium = mittel
+level-hard = schwer
+computer-name = Computer { $n } ({ $level })
+lobby-computer-added = Ein Computerspieler sitzt am Tisch.
+lobby-need-human = Mindestens ein Mensch muss mitspielen.
+lobby-too-many = Zu viele Plätze für diese Regeln: Erst muss jemand gehen.
+practice-intro = Trainiere gegen Computerspieler. Wie viele Gegner, und wie stark?
+practice-button = { $level }: { $count }
+practice-title = Training
+practice-running = Du spielst hier schon ein Trainingsspiel; spiel es zu Ende oder sende /cancel.
+practice-in-private = Trainingsspiele laufen in unserem privaten Chat: Sende mir dort /practice.
+cmd-practice = Gegen den Computer trainieren

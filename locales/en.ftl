@@ -257,3 +257,20 @@ stats-no-games = No finished games yet.
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)
 cmd-kick = Remove a player (reply, admins)
+
+## Computer players and practice
+
+button-add-computer = Add computer
+level-easy = easy
+level-medium = medium
+level-hard = hard
+computer-name = Computer { $n } ({ $level })
+lobby-computer-added = A computer player has a seat.
+lobby-need-human = At least one person must play.
+lobby-too-many = Too many seats for these rules: someone must leave first.
+practice-intro = Practice against computer players. How many opponents, and how strong?
+practice-button = { $level }: { $count }
+practice-title = Practice
+practice-running = You are already playing a practice game here; finish it or send /cancel.
+practice-in-private = Practice games are played in our private chat: send me /practice there.
+cmd-practice = Practice against the computer

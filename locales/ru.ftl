@@ -297,3 +297,20 @@ stats-no-games = Пока нет доигранных игр.
 cmd-stats = Таблица лидеров и статистика
 cmd-settings = Правила группы (админы)
 cmd-kick = Исключить игрока (ответом, админы)
+
+## Компьютерные игроки и тренировка
+
+button-add-computer = Добавить компьютер
+level-easy = лёгкий
+level-medium = средний
+level-hard = сильный
+computer-name = Компьютер { $n } ({ $level })
+lobby-computer-added = Компьютерный игрок за столом.
+lobby-need-human = Играть должен хотя бы один человек.
+lobby-too-many = Для этих правил слишком много мест: сначала кто-то должен выйти.
+practice-intro = Тренировка против компьютера. Сколько соперников и какой силы?
+practice-button = { $level }: { $count }
+practice-title = Тренировка
+practice-running = Ты уже играешь здесь тренировочную партию: доиграй её или отправь /cancel.
+practice-in-private = Тренировки проходят в нашем личном чате: отправь мне /practice там.
+cmd-practice = Тренировка против компьютера

@@ -1,0 +1,127 @@
+"""Computer players at the table and /practice, through the fake Bot API."""
+
+from __future__ import annotations
+
+import random
+
+from engine import Game
+from storage import Database
+from tests.bot.conftest import BotHarness, make_settings
+from tests.fakes.telegram import FakeGroup, FakeUser
+
+
+def running(h: BotHarness, chat_id: int) -> Game | None:
+    record = h.service._live.get(chat_id)
+    return record.game if record is not None and record.status == "running" else None
+
+
+async def play_humans(h: BotHarness, chat_id: int, rng: random.Random, limit: int = 3000) -> None:
+    """The people tap random buttons; computers move by themselves."""
+    for _ in range(limit):
+        game = running(h, chat_id)
+        if game is None:
+            return
+        humans = sorted(p for p in game.to_act if not p.startswith("cpu-"))
+        assert humans, "the game waits for a computer that does not move"
+        await h.tap_random(h.users[int(rng.choice(humans))], rng)
+    raise AssertionError("the game does not end")
+
+
+async def lobby_with_computers(
+    h: BotHarness, group: FakeGroup, humans: list[FakeUser], levels: list[str]
+) -> None:
+    for p in humans:
+        await h.send(p.start_private())
+    await h.send(humans[0].send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    for p in humans[1:]:
+        await h.send(p.tap(lobby, "Join"))
+    for level in levels:
+        await h.send(humans[0].tap(lobby, "Add computer"))
+        assert level in lobby.button_texts  # the level picker
+        await h.send(humans[0].tap(lobby, level))
+
+
+async def test_group_game_with_two_people_and_two_computers(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-5001, "Club", admins={alice})
+    await lobby_with_computers(h, group, [alice, bob], ["easy", "medium"])
+    lobby = h.lobby_message(group)
+    assert "Computer 1 (easy) 🤖" in lobby.text and "Computer 2 (medium) 🤖" in lobby.text
+    await h.send(alice.tap(lobby, "Start"))
+    game = running(h, group.id)
+    assert game is not None and len(game.players) == 4
+    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    assert "🤖" in table.text
+    await play_humans(h, group.id, random.Random(4))
+    assert "Game over" in h.fake.last_message(group.id).text
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        record = await tx.games.latest_for_chat(chat_id=group.id)
+        result = await tx.results.for_game(game_id=record.id or 0)
+    computers = [p for p in result.participants if p.is_computer]
+    assert [p.player_id for p in computers] == ["cpu-easy-1", "cpu-medium-2"]
+
+
+async def test_adding_computers_is_for_the_opener_and_a_person_must_play(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-5002, "Club")
+    await h.send(alice.start_private())
+    await h.send(bob.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    tap = bob.tap(lobby, "Add computer")
+    await h.send(tap)
+    assert "Only the player who opened" in (h.fake.answer_for(tap).text or "")
+    await h.send(alice.tap(lobby, "Leave"))
+    for _ in range(2):
+        await h.send(alice.tap(lobby, "Add computer"))
+        await h.send(alice.tap(lobby, "easy"))
+    tap = alice.tap(lobby, "Start")
+    await h.send(tap)
+    assert "At least one person" in (h.fake.answer_for(tap).text or "")
+    assert running(h, group.id) is None
+
+
+async def test_practice_game_to_the_end_is_kept_out_of_leaderboards(harness: BotHarness) -> None:
+    h = harness
+    solo = h.user(7, "Solo")
+    await h.send(solo.start_private())
+    await h.send(solo.send_private("/practice"))
+    menu = h.fake.last_message(solo.id)
+    await h.send(solo.tap(menu, "easy: 1"))
+    game = running(h, solo.id)
+    assert game is not None and len(game.players) == 2
+    await play_humans(h, solo.id, random.Random(2))
+    assert "Game over" in h.fake.last_message(solo.id).text
+    async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
+        assert await tx.results.count(chat_id=solo.id) == 1
+        assert await tx.results.leaderboard(chat_id=None, min_games=0) == []
+
+
+async def test_restart_while_a_computer_is_thinking(harness: BotHarness) -> None:
+    h = harness
+    h.settings = make_settings(h.db_path, computer_delay=30)
+    await h.restart()
+    solo = h.user(8, "Solo")
+    await h.send(solo.start_private())
+    await h.send(solo.send_private("/practice"))
+    await h.send(solo.tap(h.fake.last_message(solo.id), "P3e"))  # 3 easy opponents
+    rng = random.Random(9)
+    for _ in range(200):  # play until a computer must move, then it "thinks" for 30 s
+        game = running(h, solo.id)
+        assert game is not None
+        if any(p.startswith("cpu-") for p in game.to_act):
+            break
+        await h.tap_random(solo, rng)
+    assert h.service._thinking  # a computer's move is pending
+    snapshot = game.to_dict()
+    h.settings = make_settings(h.db_path, computer_delay=0)
+    await h.restart()  # the pending move is not lost: it is planned again after the restart
+    resumed = running(h, solo.id)
+    assert resumed is not None
+    assert resumed.move_number > snapshot["history"].__len__()
+    await play_humans(h, solo.id, rng)
