@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -99,6 +100,7 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     resumed = await service.resume_all()
     logger.info("resumed %d games", resumed)
     application.bot_data[SCHEDULER_KEY] = asyncio.create_task(service.run_scheduler())
+    gc.freeze()  # start-up objects live forever: keep them out of full collections
 
 
 async def stop_services(application: Application) -> None:  # type: ignore[type-arg]

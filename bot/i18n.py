@@ -34,6 +34,7 @@ DEFAULT_LANGUAGE = "en"
 LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
 
 FluentArg = str | int
+_CACHE_SIZE = 50_000
 
 
 class Translator:
@@ -45,6 +46,7 @@ class Translator:
         directory = Path(locales_dir) if locales_dir is not None else LOCALES_DIR
         self._default = default.lower()
         self._bundles: dict[str, FluentBundle] = {}
+        self._cache: dict[tuple[str | None, str, tuple[tuple[str, FluentArg], ...]], str] = {}
         for path in sorted(directory.glob("*.ftl")):
             language = path.stem.lower()
             resource = FluentResource(path.read_text(encoding="utf-8"))
@@ -95,7 +97,19 @@ class Translator:
         return message.value is not None
 
     def t(self, lang: str | None, key: str, **args: FluentArg) -> str:
-        """Translate ``key`` for ``lang`` with ``args``; never raises for missing keys."""
+        """Translate ``key`` for ``lang`` with ``args``; never raises for missing keys.
+
+        Results are cached: a game renders the same few dozen strings over and over, and
+        formatting numbers through Babel costs tens of microseconds each time."""
+        cache_key = (lang, key, tuple(sorted(args.items())))
+        cached = self._cache.get(cache_key)
+        if cached is None:
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            cached = self._cache[cache_key] = self._format(lang, key, **args)
+        return cached
+
+    def _format(self, lang: str | None, key: str, **args: FluentArg) -> str:
         language = self.normalize(lang)
         message_id, _, attribute = key.partition(".")
         candidates = [language] if language == self._default else [language, self._default]

@@ -100,6 +100,7 @@ class GameService:
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
         self._deadline_changed = asyncio.Event()
+        self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
 
     # ------------------------------------------------------------------ helpers
@@ -151,6 +152,8 @@ class GameService:
         if self._live.get(record.chat_id) is record:
             del self._live[record.chat_id]
         self.tables.forget(record.chat_id)
+        for seat in record.lobby.seats:
+            self._sent_hands.pop((record.id or 0, seat.player_id), None)
 
     async def chat_of_game(self, game_id: int) -> int | None:
         chat_id = self._chat_of.get(game_id)
@@ -176,7 +179,16 @@ class GameService:
             raise
         if record.status not in ("lobby", "running"):
             self._forget(record)
-        self._deadline_changed.set()
+        self._wake_if_earlier(record)
+
+    def _wake_if_earlier(self, record: GameRecord) -> None:
+        """Wake the scheduler only when this record's next time is earlier than its alarm."""
+        times = [t for t in (record.deadline, self._warn_at(record)) if t is not None]
+        if not times:
+            return
+        alarm = self._sleeping_until
+        if alarm is None or min(times) < alarm:
+            self._deadline_changed.set()
 
     async def _is_admin(self, chat_id: int, user_id: int) -> bool:
         try:
@@ -887,13 +899,23 @@ class GameService:
     def _hand_state(self, record: GameRecord, pid: str) -> Any:
         """What a hand message depends on. A player who can act sees the table, so their
         message follows every change; a passive player's message shows no table and changes
-        only with their cards, the roles or the stock (see `render.hand`)."""
+        only with their cards, the roles or the stock (see `render.hand`); a player who is
+        out sees only that (and the end)."""
         game = record.game
         assert game is not None
+        if pid not in game.active_players:
+            return ("out", game.is_over)
         legal = tuple(game.legal_actions(pid))
         if render.is_active(legal) or pid in game.to_act:
             return (game.hand(pid), legal, tuple(game.table), game.attacker, game.defender)
-        return (game.hand(pid), game.attacker, game.defender, game.stock_size, game.is_over)
+        return (
+            game.hand(pid),
+            game.attacker,
+            game.defender,
+            game.stock_size,
+            game.discard_size,
+            game.is_over,
+        )
 
     async def _publish_hands(
         self,
@@ -1381,6 +1403,7 @@ class GameService:
         while True:
             self._deadline_changed.clear()
             nxt = self.next_deadline()
+            self._sleeping_until = nxt
             timeout = None if nxt is None else max(0.0, (nxt - self.clock()).total_seconds())
             # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation that
             # arrives just as the event is set, and stop_services would wait for this forever.

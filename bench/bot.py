@@ -1,0 +1,401 @@
+"""Bot benchmark: many games at once through the whole stack and the fake Bot API.
+
+N groups (default 200) of P players (default 4, 800 distinct users) open their games through the
+real python-telegram-bot stack (handlers, `GameService`, rendering, `Outbox`, PTB's HTTPX
+request talking to `tests.fakes.telegram.FakeTelegram`, no rate limiter) and SQLite on disk.
+Then every game is played to the end by its own asyncio task, all at once, so updates of
+different chats interleave: a player the game waits for taps a button of their current hand
+message, until the game is over.
+
+Who taps what: with probability `--mistakes` (default 0.1) any button of the keyboard, as the
+tests' `tap_random` does (mostly cards that cannot be played now, answered with why not), else a
+button a person would tap: a card shown as playable (not between dots) or an action button
+(take, pass, ...). `--mistakes 1` gives the tests' all-random taps (much longer games).
+
+When: `--rate R` (default 500, the target): taps arrive at R per second on average (Poisson),
+whichever game they fall to; each goes to a game whose player has their new keyboard (the
+previous tap of that game handled), the one waiting longest. When the bot is slower than R,
+arrivals pile up and every game taps as soon as it can: fewer updates per second and longer
+latencies show it. `--rate 0`: no schedule, every game taps as soon as it can (capacity; latency
+is then mostly the wait behind the other games' updates).
+
+Settings as in production where it matters: a group's table message is edited at most every
+`table_edit_interval` = 3.0 s (coalesced); turn deadlines are set and scheduled with the wall
+clock but are an hour long, so none fires. Pending table edits are flushed at the end and counted.
+
+Printed, for the play phase (first tap to the last flushed table edit):
+- updates (button taps) handled per second, and CPU time of the process per update;
+- p50/p99 latency of one update: from when it was sent (its arrival, or when its game's previous
+  tap had been handled if that is later) until its handler returned, i.e. after the last Bot API
+  call made for it; this includes waiting for the event loop behind other chats' updates and
+  PTB's parsing of the update (coalesced table edits run later, in their own task). Also the
+  time in `process_update` alone;
+- Bot API calls per player action: every call of the play phase (answers to taps and flushed
+  table edits included) divided by the taps; the split per method; and per kind of tap (each
+  call is counted for the tap that caused it, a delayed table edit too);
+- peak memory: the process's max RSS (bot, fake Bot API and simulated users together) and, with
+  `--tracemalloc`, the traced Python heap peak of the play phase (makes everything ~4x slower).
+Then it checks that every game ended, every tap was answered and each game stored a result.
+
+Targets (issue): >= 500 updates/s, p99 < 50 ms, <= 4 Bot API calls per player action on average
+in 4-player games.
+
+Run: `python bench/bot.py [--games N] [--players P] [--seed S] [--rate R] [--mistakes M]`.
+The defaults make about 37,000 taps (~185 per 4-player game): at 500 updates/s the play phase
+takes about 75 s; a slower bot takes proportionally longer (`--games 50` for a quick look).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import random
+import resource
+import sqlite3
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections import Counter
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# This file is named like the package it measures: keep its folder off the import path, and put
+# the repository root first (the fake Bot API and the test harness live in `tests`).
+_HERE = Path(__file__).parent.resolve()
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent))
+os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+from bot.app import build_application, start_services  # noqa: E402
+from bot.service import GameService  # noqa: E402
+from storage import utcnow  # noqa: E402
+from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings  # noqa: E402
+from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser  # noqa: E402
+
+NAMES = ("Alice", "Bob", "Carol", "Dan", "Eve", "Finn")
+MAX_TAPS = 20_000  # per game: a game that needs more does not end
+MOVE, NO_MOVE = "a move", "no move"
+
+# The Bot API calls made on behalf of the tap being handled. The handler runs in the task that
+# delivers the update, and a coalesced table edit runs in a task created (context copied) while
+# handling the tap that asked for it: each call is counted for the tap that caused it.
+_TALLY: ContextVar[list[int] | None] = ContextVar("tally", default=None)
+
+
+class CountingTelegram(FakeTelegram):
+    """The fake Bot API, counting calls per method and for the tap that caused each one (see
+    `_TALLY`). It keeps no record of calls and no edit history (the tests inspect those; here
+    they would only add hundreds of megabytes of the fake's own to the peak memory)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.methods: Counter[str] = Counter()
+        self.failures: Counter[str] = Counter()
+
+    async def _handle(self, request: Any) -> Any:
+        tally = _TALLY.get()
+        if tally is not None:
+            tally[0] += 1
+        try:
+            return await super()._handle(request)
+        finally:
+            for call in self.calls:
+                if call.ok is not None:
+                    self.methods[call.method] += 1
+                    if not call.ok:
+                        self.failures[f"{call.method}: {call.description}"] += 1
+            self.calls[:] = [call for call in self.calls if call.ok is None]
+
+    def _apply_edit(self, msg: FakeMessage, *args: Any) -> Any:
+        result = super()._apply_edit(msg, *args)
+        msg.history.clear()
+        return result
+
+
+class WallClockHarness(BotHarness):
+    """The tests' harness with the wall clock (deadlines as in production)."""
+
+    async def start(self) -> None:
+        self.app = build_application(
+            self.settings,
+            request=self.fake.request(),
+            get_updates_request=self.fake.request(),
+            rate_limiter=False,
+            clock=utcnow,
+            seeds=self._next_seed,
+        )
+        await self.app.initialize()
+        await start_services(self.app)
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)  # tap sent -> handler returned
+    handling: list[float] = field(default_factory=list)  # process_update called -> returned
+    unanswered: int = 0
+    taps_per_game: list[int] = field(default_factory=list)
+    # per tap, by whether it made a move: the number of Bot API calls it caused
+    tallies: dict[str, list[list[int]]] = field(default_factory=lambda: {MOVE: [], NO_MOVE: []})
+
+
+async def play_game(
+    h: BotHarness,
+    group: FakeGroup,
+    users: dict[str, FakeUser],
+    rng: random.Random,
+    args: argparse.Namespace,
+    arrivals: asyncio.Queue[float] | None,
+    stats: Stats,
+) -> None:
+    """Tap hand buttons of players the game waits for until the game is over.
+
+    Each tap takes an arrival time from `arrivals` (or, without a schedule, goes right away) and
+    is sent then, or as soon as the previous tap of this game has been handled if that is later.
+    """
+    service: GameService = h.service
+    fake, app = h.fake, h.app
+    clock = time.perf_counter
+    ready = clock()  # when the previous tap's handler returned
+    taps = 0
+    while True:
+        record = service._live.get(group.id)
+        if record is None or record.status != "running" or record.game is None:
+            break
+        move = record.game.move_number
+        actor = rng.choice(sorted(record.game.to_act))
+        user = users[actor]
+        message = fake.message(user.id, record.hand_messages[actor])
+        buttons = [b for row in message.buttons for b in row if b.callback_data]
+        sensible = [b for b in buttons if not b.text.startswith("·")]
+        pool = buttons if rng.random() < args.mistakes or not sensible else sensible
+        if not pool:
+            raise AssertionError(f"game in chat {group.id}: {actor} must act but has no buttons")
+        update = user.tap_raw(message, rng.choice(pool).callback_data or "")
+        if arrivals is None:
+            # Through the event loop, so that all games take turns even when the bot handles an
+            # update without ever suspending (updates from the network would interleave).
+            await asyncio.sleep(0)
+            sent = ready
+        else:
+            sent = max(await arrivals.get(), ready)
+        tally = [0]
+        token = _TALLY.set(tally)
+        start = clock()
+        try:
+            await fake.deliver(app, update)
+        finally:
+            ready = clock()
+            _TALLY.reset(token)
+        stats.latencies.append(ready - sent)
+        stats.handling.append(ready - start)
+        # Answered? Then forget the query (the fake would keep every one until the end).
+        if fake._callbacks.pop(update["callback_query"]["id"]) is None:
+            stats.unanswered += 1
+        moved = service._live.get(group.id) is not record or record.game.move_number != move
+        stats.tallies[MOVE if moved else NO_MOVE].append(tally)
+        taps += 1
+        if taps >= MAX_TAPS:
+            raise AssertionError(f"game in chat {group.id} did not end after {taps} taps")
+    stats.taps_per_game.append(taps)
+
+
+async def feed(arrivals: asyncio.Queue[float] | None, rate: float, rng: random.Random) -> None:
+    """Put the arrival times of a Poisson process of `rate` per second into `arrivals`."""
+    if arrivals is None:
+        return
+    clock = time.perf_counter
+    due = clock()
+    while True:
+        while due <= clock():
+            arrivals.put_nowait(due)
+            due += rng.expovariate(rate)
+        await asyncio.sleep(due - clock())
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[int(rank) - 1]
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def max_rss_mib() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return rss / 2**20 if sys.platform == "darwin" else rss / 2**10
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def stored_counts(db_path: Path) -> tuple[int, dict[str, int]]:
+    with sqlite3.connect(db_path) as conn:
+        results = conn.execute("SELECT COUNT(*) FROM finished_games").fetchone()[0]
+        rows = conn.execute("SELECT status, COUNT(*) FROM games GROUP BY status").fetchall()
+    conn.close()
+    return int(results), {str(status): int(n) for status, n in rows}
+
+
+async def run(args: argparse.Namespace, db_path: Path) -> bool:
+    settings = make_settings(
+        db_path,
+        table_edit_interval=args.table_edit_interval,
+        turn_timeout=3600,
+        lobby_timeout=3600,
+    )
+    fake = CountingTelegram(token=TOKEN)
+    h = WallClockHarness(  # its `clock` field is unused: the bot gets the wall clock
+        fake=fake, db_path=db_path, clock=ManualClock(), settings=settings, seed=args.seed
+    )
+    await h.start()
+    try:
+        return await bench(h, args)
+    finally:
+        # Let the deadline scheduler go back to sleep before it is cancelled: on Python 3.11,
+        # a cancel that arrives while it is being woken (a save just set its event) is
+        # swallowed by `asyncio.wait_for`, and the shutdown would wait forever.
+        await asyncio.sleep(0.05)
+        await h.stop()
+
+
+async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
+    fake = h.fake
+    assert isinstance(fake, CountingTelegram)
+    rss_start = rss_mib()
+    rng = random.Random(args.seed)
+    groups: list[tuple[FakeGroup, dict[str, FakeUser]]] = []
+    for g in range(args.games):
+        players = [
+            h.user(1000 + g * args.players + i, NAMES[i % len(NAMES)]) for i in range(args.players)
+        ]
+        group = fake.group(-100_000 - g, f"Club {g}", admins={players[0]})
+        groups.append((group, {str(p.id): p for p in players}))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(h.open_game(group, list(users.values())) for group, users in groups))
+    running = sum(
+        1 for group, _ in groups if (r := h.service._live.get(group.id)) and r.status == "running"
+    )
+    print(
+        f"setup: {args.games} lobbies opened, joined and started in "
+        f"{time.perf_counter() - started:.2f} s ({fake.methods.total()} Bot API calls); "
+        f"{running} games running"
+    )
+
+    gc.collect()
+    if args.tracemalloc:
+        tracemalloc.start()
+    stats = Stats()
+    fake.methods.clear()
+    fake.failures.clear()
+    load_before = os.getloadavg()[0]
+    cpu_before = cpu_seconds()
+    started = time.perf_counter()
+    seeds = [rng.randrange(2**32) for _ in groups]
+    arrivals: asyncio.Queue[float] | None = asyncio.Queue() if args.rate > 0 else None
+    feeder = asyncio.create_task(feed(arrivals, args.rate, random.Random(rng.random())))
+    try:
+        await asyncio.gather(
+            *(
+                play_game(h, group, users, random.Random(seed), args, arrivals, stats)
+                for (group, users), seed in zip(groups, seeds, strict=True)
+            )
+        )
+    finally:
+        feeder.cancel()
+    played = time.perf_counter() - started
+    await h.service.flush()  # table edits still waiting for their coalescing interval
+    elapsed = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu_before
+    traced_peak = tracemalloc.get_traced_memory()[1] if args.tracemalloc else None
+    tracemalloc.stop()
+
+    taps = len(stats.latencies)
+    calls = fake.methods.total()
+    caused = {kind: sum(t[0] for t in tallies) for kind, tallies in stats.tallies.items()}
+    unanswered = stats.unanswered + len(fake.unanswered_callbacks())
+    offered = f"{args.rate:g}/s offered" if args.rate > 0 else "as fast as handled"
+    print(f"games: {args.games} x {args.players} players, seed {args.seed}")
+    print(f"taps: {offered}, {args.mistakes:.0%} on any button, the rest on playable ones")
+    print(f"player actions (button taps): {taps}, {taps / args.games:.1f} per game")
+    print(f"play phase: {played:.2f} s, {elapsed:.2f} s with the final table flush")
+    print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
+    print(f"updates handled per second: {taps / played:.0f}")
+    print(f"CPU time per update: {cpu / taps * 1000:.2f} ms")
+    print(f"latency p50: {percentile(stats.latencies, 50) * 1000:.2f} ms")
+    print(f"latency p99: {percentile(stats.latencies, 99) * 1000:.2f} ms")
+    print(
+        f"handling time alone (process_update) p50/p99/max: "
+        f"{percentile(stats.handling, 50) * 1000:.2f}/"
+        f"{percentile(stats.handling, 99) * 1000:.2f}/{max(stats.handling) * 1000:.2f} ms"
+    )
+    print(f"Bot API calls: {calls}")
+    print(f"Bot API calls per player action: {calls / taps:.2f}")
+    for method, n in fake.methods.most_common():
+        print(f"  {method}: {n} ({n / taps:.3f} per action)")
+    for kind, tallies in stats.tallies.items():
+        mean = caused[kind] / len(tallies) if tallies else 0.0
+        print(f"  taps that made {kind}: {len(tallies)}, {mean:.2f} calls each")
+    print(f"  calls of no tap (final table flush): {calls - sum(caused.values())}")
+    for what, n in fake.failures.most_common():
+        print(f"  failed: {n} x {what}")
+    print(f"peak memory (max RSS of the process): {max_rss_mib():.1f} MiB")
+    print(f"  RSS after start-up, before the games: {rss_start:.1f} MiB; now {rss_mib():.1f} MiB")
+    if traced_peak is not None:
+        print(f"peak memory (tracemalloc, play phase): {traced_peak / 2**20:.1f} MiB")
+
+    results, statuses = stored_counts(h.db_path)
+    live = sum(1 for group, _ in groups if group.id in h.service._live)
+    print(f"results stored: {results} of {args.games} games; games by status: {statuses}")
+    print(f"unanswered taps: {unanswered}; games still running: {live}")
+    ok = results == args.games and live == 0 and unanswered == 0
+    if not ok:
+        print("FAILED: not every game ended with a stored result and every tap answered")
+    return ok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Whole-bot benchmark against the fake Bot API.")
+    parser.add_argument("--games", type=int, default=200, help="games played at once")
+    parser.add_argument("--players", type=int, default=4, help="players per game (2-6)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the deals and the taps")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=500,
+        help="taps per second offered over all games; 0: each game taps as soon as it can",
+    )
+    parser.add_argument(
+        "--mistakes",
+        type=float,
+        default=0.1,
+        help="share of taps on any button (1: all random, like the tests' tap_random)",
+    )
+    parser.add_argument(
+        "--table-edit-interval",
+        type=float,
+        default=3.0,
+        help="seconds between table edits of one group (production default 3.0)",
+    )
+    parser.add_argument("--tracemalloc", action="store_true", help="also trace the Python heap")
+    args = parser.parse_args()
+    if not 2 <= args.players <= len(NAMES):
+        parser.error(f"--players must be 2..{len(NAMES)}")
+    with tempfile.TemporaryDirectory(prefix="durak-bench-") as tmp:
+        ok = asyncio.run(run(args, Path(tmp) / "durak.sqlite3"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
