@@ -3,8 +3,12 @@ overall; recomputed from scratch they come out exactly the same."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +72,23 @@ async def test_recompute_equals_incremental(db: Database) -> None:
     async with db.transaction() as tx:
         await tx.results.recompute_ratings(chat_id=-2)
     assert await ratings(db, -2) == incremental[-2]
+
+
+def test_recompute_command(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/cli.sqlite3"
+
+    async def fill() -> None:
+        async with Database.connect(url) as db, db.transaction() as tx:
+            await tx.results.record(result=result(-1, ["1", "2"], "2"))
+
+    asyncio.run(fill())
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "storage", "recompute-ratings", "--database-url", url],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "recomputed ratings from 1 finished games"
