@@ -85,6 +85,7 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
         "Deck: 36": "Deck: 52",
         "Throwing in: everybody": "Throwing in: the defender's neighbours",
         "First bout: 5": "First bout: 6",
+        "Show a trump: off": "Show a trump: on",
         "Trump swap: off": "Trump swap: on",
         "Time per move: 60 s": "Time per move: 90 s",
         "Language: English": "Sprache: Deutsch",
@@ -103,6 +104,8 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
     async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
         stored = await tx.chats.get(chat_id=group.id)
     assert stored.rules.deck_size == 52 and stored.rules.trump_exchange
+    assert stored.rules.transfer and stored.rules.transfer_by_showing_trump
+    assert stored.rules.throw_in == "neighbours" and stored.rules.first_bout_limit == 6
     assert stored.turn_timeout == 90 and stored.show_computers is False
     await h.send(admin.tap(menu, "Language: English"))
     assert "Sprache: Deutsch" in menu.button_texts
