@@ -11,6 +11,7 @@ on an old keyboard is recognised as stale and changes nothing:
     a<game>                  play again (a new lobby with the same players)
     S<option>                /settings menu: step an option (the chat is the message's)
     k<game>.<user>           /kick confirmed by an admin
+    q<game>.<user>           /leave confirmed by that user
     P<n><level>              /practice against n computer players (e, m or h)
 
 Anything else is forged or from another bot version: `decode` raises `BadCallback`.
@@ -97,6 +98,12 @@ class KickData:
 
 
 @dataclass(frozen=True, slots=True)
+class LeaveData:
+    game_id: int
+    user_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class PracticeData:
     opponents: int
     level: str
@@ -109,7 +116,7 @@ def encode_practice(opponents: int, level: str) -> str:
     return f"P{opponents}{level[0]}"
 
 
-CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData | PracticeData
+CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData | LeaveData | PracticeData
 
 _SIMPLE: Final[dict[str, Action]] = {
     "T": Take(),
@@ -126,6 +133,7 @@ _AGAIN = re.compile(r"a(\d{1,12})")
 _SETTINGS = re.compile(r"S([pdtsifxolc])")
 _PRACTICE = re.compile(r"P([1-5])([emh])")
 _KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})")
+_LEAVE = re.compile(r"q(\d{1,12})\.(\d{1,15})")
 
 
 def _code(intent: Action | CardTap | Refresh) -> str:
@@ -162,6 +170,10 @@ def encode_again(game_id: int) -> str:
 
 def encode_kick(game_id: int, user_id: int) -> str:
     return f"k{game_id}.{user_id}"
+
+
+def encode_leave(game_id: int, user_id: int) -> str:
+    return f"q{game_id}.{user_id}"
 
 
 def _card(index: str) -> Card:
@@ -211,4 +223,6 @@ def decode(data: str | None) -> CallbackData:
         return PracticeData(int(m[1]), _LEVEL_CODES[m[2]])
     if m := _KICK.fullmatch(data):
         return KickData(int(m[1]), int(m[2]))
+    if m := _LEAVE.fullmatch(data):
+        return LeaveData(int(m[1]), int(m[2]))
     raise BadCallback(f"unknown callback data {data!r}")

@@ -10,7 +10,7 @@ import html
 import logging
 import traceback
 
-from telegram import Chat, Update, User
+from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType, ParseMode
 from telegram.ext import (
     Application,
@@ -27,6 +27,7 @@ from bot.callbacks import (
     AgainData,
     BadCallback,
     KickData,
+    LeaveData,
     LobbyData,
     MoveData,
     PracticeData,
@@ -34,6 +35,7 @@ from bot.callbacks import (
     decode,
 )
 from bot.service import GameService, Person
+from storage import Conflict
 
 logger = logging.getLogger(__name__)
 
@@ -210,6 +212,15 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         logger.info("refused callback data from user %s", user.id)
         await service.out.answer(query, service.t(user.language_code, "error-unknown-button"))
         return
+    try:
+        await _dispatch(service, query, person, data)
+    except Conflict:  # another writer got there first: nothing was applied
+        await service.out.answer(query, service.t(user.language_code, "error-conflict"))
+
+
+async def _dispatch(
+    service: GameService, query: CallbackQuery, person: Person, data: object
+) -> None:
     if isinstance(data, MoveData):
         await service.move(query=query, person=person, data=data)
     elif isinstance(data, LobbyData):
@@ -221,6 +232,10 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     elif isinstance(data, PracticeData):
         await service.start_practice(
             query=query, person=person, opponents=data.opponents, level=data.level
+        )
+    elif isinstance(data, LeaveData):
+        await service.leave_confirmed(
+            query=query, person=person, game_id=data.game_id, user_id=data.user_id
         )
     elif isinstance(data, KickData):
         await service.kick_confirmed(

@@ -112,7 +112,11 @@ class Outbox:
 
 class Coalescer:
     """Runs `publish(key)` at most once per `interval` seconds per key, always with the
-    latest state: requests that arrive in between are merged into one later run."""
+    latest state: requests that arrive in between are merged into one later run.
+
+    A request that is due at once runs `publish` in the caller's context (which may hold
+    a lock); a merged one runs later, in a task of its own, through `publish_later`
+    (which takes what it needs itself; by default the same `publish`)."""
 
     def __init__(
         self,
@@ -120,8 +124,10 @@ class Coalescer:
         interval: float,
         *,
         clock: Callable[[], float] | None = None,
+        publish_later: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self._publish = publish
+        self._publish_later = publish_later or publish
         self.interval = interval
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._last: dict[int, float] = {}
@@ -144,12 +150,12 @@ class Coalescer:
         finally:
             if self._pending.get(key) is me:
                 del self._pending[key]
-        await self._run(key)
+        await self._run(key, self._publish_later)
 
-    async def _run(self, key: int) -> None:
+    async def _run(self, key: int, publish: Callable[[int], Awaitable[None]] | None = None) -> None:
         self._last[key] = self._clock()
         try:
-            await self._publish(key)
+            await (publish or self._publish)(key)
         except RetryAfter as exc:
             logger.warning("rate limited in chat %s: retry after %s", key, exc.retry_after)
             self._last[key] = self._clock() + float(
@@ -166,7 +172,7 @@ class Coalescer:
         self._pending.clear()
         for key, task in pending:
             task.cancel()
-            await self._run(key)
+            await self._run(key, self._publish_later)
 
     async def flush_key(self, key: int) -> None:
         """Drop a scheduled run for `key` (the caller publishes right away instead)."""

@@ -19,6 +19,7 @@ from bot.callbacks import (
     Refresh,
     encode_again,
     encode_kick,
+    encode_leave,
     encode_lobby,
     encode_move,
     encode_practice,
@@ -485,14 +486,14 @@ def result(
 # ---------------------------------------------------------------- small messages
 
 
-def confirm_leave(tr: Translator, lang: str, *, game_id: int, move: int, name: str) -> Rendered:
-    """/leave: a confirm button; pressing it resigns the player who presses (R18)."""
+def confirm_leave(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
+    """/leave: a confirm button that only the player who asked can press (R18)."""
     keyboard = InlineKeyboardMarkup(
         [
             [
                 InlineKeyboardButton(
                     tr.t(lang, "button-resign"),
-                    callback_data=encode_move(game_id, move, Resign()),
+                    callback_data=encode_leave(game_id, user_id),
                 )
             ]
         ]

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from telegram import Bot, CallbackQuery
 from telegram.constants import ChatMemberStatus
-from telegram.error import TelegramError
+from telegram.error import RetryAfter, TelegramError
 
 from bot import render, stats_view
 from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
@@ -94,11 +94,17 @@ class GameService:
         self.clock = clock
         self.seeds = seeds  # None: a fresh random deal; tests pass fixed seeds
         self.out = Outbox(bot)
-        self.tables = Coalescer(self._publish_table, settings.table_edit_interval)
+        self.tables = Coalescer(
+            self._publish_table,
+            settings.table_edit_interval,
+            publish_later=self._publish_table_locked,
+        )
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
+        # the move number of the keyboard each player has now: a tap from an older one is stale
+        self._shown_move: dict[tuple[int, str], int] = {}
         self._deadline_changed = asyncio.Event()
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
@@ -154,6 +160,7 @@ class GameService:
         self.tables.forget(record.chat_id)
         for seat in record.lobby.seats:
             self._sent_hands.pop((record.id or 0, seat.player_id), None)
+            self._shown_move.pop((record.id or 0, seat.player_id), None)
 
     async def chat_of_game(self, game_id: int) -> int | None:
         chat_id = self._chat_of.get(game_id)
@@ -476,8 +483,8 @@ class GameService:
         if len(record.lobby.seats) > record.rules.max_players:  # the rules changed meanwhile
             await self.out.answer(query, self.t(lang, "lobby-too-many"), alert=True)
             return
-        await self._begin(record)
         await self.out.answer(query, self.t(lang, "lobby-started"))
+        await self._begin(record)
 
     async def _begin(self, record: GameRecord) -> None:
         """Deal, store, and show the table and every hand."""
@@ -520,6 +527,12 @@ class GameService:
             if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
                 await self.out.answer(query, self.t(old.language, "error-not-in-game"))
                 return
+            if old.meta.get("practice"):  # practice again: same opponents, still unranked
+                await self.out.answer(query)
+                await self._practice(
+                    person, [s.level or "easy" for s in old.lobby.seats if s.is_computer]
+                )
+                return
             record = await self._open_lobby(
                 chat_id,
                 str(old.meta.get("title", "")),
@@ -561,7 +574,8 @@ class GameService:
                 await self.out.answer(query)
                 await self._publish_hands(record, only={pid}, force=True)
                 return
-            if data.move != game.move_number and not isinstance(intent, Resign):
+            shown = self._shown_move.get((record.id or 0, pid), game.move_number)
+            if data.move < shown or data.move > game.move_number:
                 await self.out.answer(query, self.t(lang, "error-stale"))
                 await self._publish_hands(record, only={pid}, force=True)
                 return
@@ -833,40 +847,51 @@ class GameService:
             if await self._load(chat_id) is not None:
                 await self.out.answer(query, self.t(lang, "practice-running"), alert=True)
                 return
-            await self._note_player(person, can_message=True)
-            rules = Rules()
-            opponents = min(opponents, rules.max_players - 1)
-            record = GameRecord(
-                chat_id=chat_id,
-                status="lobby",
-                language=lang,
-                rules=rules,
-                lobby=Lobby(opener_id=person.user_id, seats=[]),
-                meta={
-                    "title": self.t(lang, "practice-title"),
-                    "practice": True,
-                    "turn_timeout": 0,
-                    "langs": {},
-                    "log": [],
-                },
-            )
-            self._seat(record, person, lang)
-            async with self.db.transaction() as tx:
-                record = await tx.games.create(record=record)
-            self._remember(record)
-            for _ in range(opponents):
-                await self.add_computer(record, person, level)
             await self.out.answer(query)
-            await self._begin(record)
+            await self._practice(person, [level] * min(opponents, Rules().max_players - 1))
+
+    async def _practice(self, person: Person, levels: Sequence[str]) -> None:
+        """Create and begin a practice game (the caller holds the private chat's lock)."""
+        chat_id = person.user_id
+        lang = self.tr.normalize(person.language)
+        await self._note_player(person, can_message=True)
+        rules = Rules()
+        record = GameRecord(
+            chat_id=chat_id,
+            status="lobby",
+            language=lang,
+            rules=rules,
+            lobby=Lobby(opener_id=person.user_id, seats=[]),
+            meta={
+                "title": self.t(lang, "practice-title"),
+                "practice": True,
+                "turn_timeout": 0,
+                "langs": {},
+                "log": [],
+            },
+        )
+        self._seat(record, person, lang)
+        async with self.db.transaction() as tx:
+            record = await tx.games.create(record=record)
+        self._remember(record)
+        for level in levels:
+            await self.add_computer(record, person, level)
+        await self._begin(record)
 
     # ------------------------------------------------------------------ rendering
 
     async def _publish_table(self, chat_id: int) -> None:
+        """The table edit that is due at once (the caller holds the chat's lock)."""
         record = self._live.get(chat_id)
         if record is not None and record.status == "running":
-            await self._publish_table_now(record)
+            await self._publish_table_now(record, from_coalescer=True)
 
-    async def _publish_table_now(self, record: GameRecord) -> None:
+    async def _publish_table_locked(self, chat_id: int) -> None:
+        """A merged table edit, run later by the coalescer: it takes the chat's lock."""
+        async with self._locks[chat_id]:
+            await self._publish_table(chat_id)
+
+    async def _publish_table_now(self, record: GameRecord, *, from_coalescer: bool = False) -> None:
         assert record.game is not None
         rendered = render.table(
             self.tr,
@@ -882,6 +907,14 @@ class GameService:
             sent = await self.out.show(record.chat_id, record.table_message_id, rendered)
         except Blocked:
             await self._bot_gone(record)
+            return
+        except RetryAfter:
+            if from_coalescer:
+                raise  # the coalescer pushes the next edit back by retry_after
+            logger.warning("rate limited in chat %s; the table follows later", record.chat_id)
+            return
+        except TelegramError as exc:  # the next change or a restart shows the table again
+            logger.warning("could not update the table of chat %s: %s", record.chat_id, exc)
             return
         if sent.new:
             record.table_message_id = sent.message_id
@@ -967,6 +1000,7 @@ class GameService:
                 self._sent_hands.pop(key, None)
                 continue
             self._sent_hands[key] = None if choice else state
+            self._shown_move[key] = game.move_number
             if sent.new:
                 record.hand_messages[pid] = sent.message_id
                 changed_ids = True
@@ -1052,7 +1086,7 @@ class GameService:
                 self.tr,
                 record.language,
                 game_id=record.id or 0,
-                move=record.game.move_number,
+                user_id=person.user_id,
                 name=person.name,
             ),
             reply_to=message_id,
@@ -1296,7 +1330,27 @@ class GameService:
         if chat_id is None or not await self._is_admin(chat_id, person.user_id):
             await self.out.answer(query, self.t(person.language, "error-admins-only"), alert=True)
             return
+        current = self._live.get(chat_id)
+        if current is None or current.id != game_id:
+            await self.out.answer(query, self.t(person.language, "error-game-gone"))
+            return
         await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="kicked", query=query)
+
+    async def leave_confirmed(
+        self, *, query: CallbackQuery, person: Person, game_id: int, user_id: int
+    ) -> None:
+        """The player who sent /leave confirms: he resigns and is the durak (R18)."""
+        if person.user_id != user_id:
+            await self.out.answer(query, self.t(person.language, "error-not-your-button"))
+            return
+        chat_id = await self.chat_of_game(game_id)
+        current = self._live.get(chat_id) if chat_id is not None else None
+        if chat_id is None or current is None or current.id != game_id:
+            await self.out.answer(query, self.t(person.language, "error-game-gone"))
+            return
+        await self.remove_player(
+            chat_id=chat_id, player_id=person.player_id, why="resigned", query=query
+        )
 
     async def remove_player(
         self, *, chat_id: int, player_id: str, why: str, query: CallbackQuery | None = None

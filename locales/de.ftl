@@ -280,3 +280,4 @@ practice-title = Training
 practice-running = Du spielst hier schon ein Trainingsspiel; spiel es zu Ende oder sende /cancel.
 practice-in-private = Trainingsspiele laufen in unserem privaten Chat: Sende mir dort /practice.
 cmd-practice = Gegen den Computer trainieren
+error-not-your-button = Dieser Knopf ist für jemand anderen.

@@ -274,3 +274,4 @@ practice-title = Practice
 practice-running = You are already playing a practice game here; finish it or send /cancel.
 practice-in-private = Practice games are played in our private chat: send me /practice there.
 cmd-practice = Practice against the computer
+error-not-your-button = This button is for another player.

@@ -314,3 +314,4 @@ practice-title = Тренировка
 practice-running = Ты уже играешь здесь тренировочную партию: доиграй её или отправь /cancel.
 practice-in-private = Тренировки проходят в нашем личном чате: отправь мне /practice там.
 cmd-practice = Тренировка против компьютера
+error-not-your-button = Эта кнопка для другого игрока.

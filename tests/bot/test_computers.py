@@ -125,3 +125,25 @@ async def test_restart_while_a_computer_is_thinking(harness: BotHarness) -> None
     assert resumed is not None
     assert resumed.move_number > snapshot["history"].__len__()
     await play_humans(h, solo.id, rng)
+
+
+async def test_play_again_after_practice_is_practice_again(harness: BotHarness) -> None:
+    h = harness
+    solo = h.user(9, "Solo")
+    await h.send(solo.start_private())
+    await h.send(solo.send_private("/practice"))
+    await h.send(solo.tap(h.fake.last_message(solo.id), "P2m"))
+    await h.send(solo.send_private("/cancel"))
+    assert running(h, solo.id) is None
+    await h.send(solo.send_private("/practice"))
+    await h.send(solo.tap(h.fake.last_message(solo.id), "P1e"))
+    game = running(h, solo.id)
+    assert game is not None
+    record = h.service._live[solo.id]
+    while running(h, solo.id) is not None:  # give up at once: a finished practice game
+        await h.service.remove_player(chat_id=solo.id, player_id="9", why="resigned")
+    result = h.fake.last_message(solo.id)
+    await h.send(solo.tap(result, "Play again"))
+    again = h.service._live[solo.id]
+    assert again.id != record.id and again.meta.get("practice") is True
+    assert [s.level for s in again.lobby.seats if s.is_computer] == ["easy"]

@@ -435,3 +435,42 @@ async def test_errors_are_reported_to_the_operator_without_the_token(tmp_path: P
         assert TOKEN not in report.text
     finally:
         await h.stop()
+
+
+async def test_a_keyboard_stays_valid_while_nothing_it_shows_changes(harness: BotHarness) -> None:
+    """Another attacker passing does not make this attacker's keyboard stale."""
+    h = harness
+    alice, bob, carol = make_players(h, 3)
+    group = h.fake.group(-2019, "Club", admins={alice})
+    await h.open_game(group, [alice, bob, carol])
+    game = Game.from_position(
+        {"1": "6♠ 6♥ 9♦", "2": "7♠ 10♣ J♣", "3": "6♦ 8♥ K♦"},
+        trump="A♣",
+        stock="7♣ 8♣",
+        attacker="1",
+    )
+    await h.set_position(group, game)
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    await h.send(bob.tap(h.hand_message(bob), "7♠"))
+    assert game.to_act == frozenset({"1", "3"})
+    carol_keyboard = h.hand_message(carol)
+    await h.send(
+        alice.tap(h.hand_message(alice), "Done")
+    )  # Alice passes; Carol's view is unchanged
+    tap = carol.tap(carol_keyboard, "6♦")
+    await h.send(tap)
+    assert "out of date" not in (h.fake.answer_for(tap).text or "")
+    assert [str(a) for a, _ in game.table] == ["6♠", "6♦"]
+
+
+async def test_only_the_player_who_asked_can_confirm_leave(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2020, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    tap = alice.tap(confirm, confirm.buttons[0][0].text)
+    await h.send(tap)
+    assert "another player" in (h.fake.answer_for(tap).text or "")
+    assert running_game(h, group) is not None

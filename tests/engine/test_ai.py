@@ -26,7 +26,7 @@ from engine import (
 from engine.ai import LEVELS, Budget, make_player, observe
 from engine.ai.base import to_move
 from engine.ai.search import search
-from engine.ai.sim import Bout, Sim, context
+from engine.ai.sim import DRAW, PASS_MOVE, Bout, Sim, context
 from engine.cards import bits_of, parse_cards
 from tests.engine.conftest import c, position
 
@@ -349,6 +349,7 @@ def sim_of(game: Game) -> Sim:
 
 
 def sim_state(s: Sim) -> tuple[Any, ...]:
+    """Everything a `Sim` holds, for comparison."""
     return (
         s.hands,
         s.stock,
@@ -369,37 +370,37 @@ def sim_state(s: Sim) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("name", list(RULES))
 def test_sim_follows_the_engine(name: str) -> None:
-    rare = (Resign, ExchangeTrump, Redeal)
+    """Random games: at every step `Sim` waits for the same players, offers the same moves
+    and, after the same move, reaches the same state and outcome as `Game`."""
     for i in range(12):
         rules = RULES[name]
-        n = min(2 + i % 4, rules.max_players)
-        game = Game.new([f"p{j}" for j in range(n)], rules=rules, seed=i)
+        game = Game.new([f"p{j}" for j in range(min(2 + i % 4, rules.max_players))], rules, i)
         rnd = RandomPlayer(i)
-        seat = {p: j for j, p in enumerate(game.players)}
         while not game.is_over:
             s = sim_of(game)
-            actor = s.actor()
-            expected = (
-                {s.attacker}
-                if not s.attacks
-                else ({s.defender} if not s.took and 0 in s.defences else set(s.waiting()))
-            )
-            assert {seat[p] for p in game.to_act} == expected
-            p = game.players[actor]
-            legal = [a for a in game.legal_actions(p) if not isinstance(a, rare)]
+            assert {game.players.index(p) for p in game.to_act} == sim_to_act(s)
+            p = game.players[s.actor()]
+            legal = [a for a in game.legal_actions(p) if to_move(a) is not None]
             assert {to_move(a) for a in legal} == set(s.moves(every_cover=True))
             action = rnd.choose(game, p)
-            if isinstance(action, rare):
+            if to_move(action) is None:  # resign, exchange, redeal: not modelled
                 action = legal[0]
             game.apply(p, action)
-            move = to_move(action)
-            assert move is not None
-            s.apply(actor, move)
+            s.apply(game.players.index(p), to_move(action) or PASS_MOVE)
             if game.is_over:
                 assert s.over
-                assert s.durak == (seat[game.durak] if game.durak else -1)
+                assert s.durak == (game.players.index(game.durak) if game.durak else DRAW)
             else:
                 assert sim_state(s) == sim_state(sim_of(game))
+
+
+def sim_to_act(s: Sim) -> set[int]:
+    """The seats the engine waits for, in `Sim` terms."""
+    if not s.attacks:
+        return {s.attacker}
+    if not s.took and 0 in s.defences:
+        return {s.defender}
+    return set(s.waiting())
 
 
 # ---------------------------------------------------------------------------- history
