@@ -108,6 +108,7 @@ class GameService:
         self._deadline_changed = asyncio.Event()
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
+        self._background: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ helpers
 
@@ -147,7 +148,25 @@ class GameService:
         except NotFound:
             return None
         self._remember(record)
+        self._wake_if_earlier(record)
         return record
+
+    def _reload_soon(self, chat_id: int) -> None:
+        """After a failed save: load the stored game again (when the chat's lock is free),
+        so that its deadline and computer players go on without waiting for a tap."""
+
+        async def reload() -> None:
+            try:
+                async with self._locks[chat_id]:
+                    record = await self._load(chat_id)
+                    if record is not None:
+                        await self._drive_computers(record)
+            except Exception:
+                logger.exception("could not reload the game of chat %s", chat_id)
+
+        task = asyncio.create_task(reload())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _remember(self, record: GameRecord) -> None:
         assert record.id is not None
@@ -182,7 +201,8 @@ class GameService:
                 if result is not None:
                     await tx.results.record(result=result)
         except BaseException:
-            self._forget(record)  # the stored state wins
+            self._forget(record)  # the stored state wins ...
+            self._reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
             raise
         if record.status not in ("lobby", "running"):
             self._forget(record)
@@ -823,9 +843,9 @@ class GameService:
 
     async def close(self) -> None:
         """Stop computer players' pending moves (they are re-planned after a restart)."""
-        for task in list(self._thinking.values()):
+        for task in [*self._thinking.values(), *self._background]:
             task.cancel()
-        for task in list(self._thinking.values()):
+        for task in [*self._thinking.values(), *self._background]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._thinking.clear()

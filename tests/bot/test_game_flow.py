@@ -474,3 +474,31 @@ async def test_only_the_player_who_asked_can_confirm_leave(harness: BotHarness) 
     await h.send(tap)
     assert "another player" in (h.fake.answer_for(tap).text or "")
     assert running_game(h, group) is not None
+
+
+async def test_a_move_that_meets_another_writer_changes_nothing_and_the_game_goes_on(
+    harness: BotHarness,
+) -> None:
+    """Optimistic concurrency: another process saved the game first (a Conflict)."""
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2021, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    record = h.service._live[group.id]
+    game = record.game
+    assert game is not None
+    async with Database.connect(f"sqlite:///{h.db_path}") as other, other.transaction() as tx:
+        stored = await tx.games.get(game_id=record.id or 0)
+        await tx.games.save(record=stored, expected_version=stored.version)  # bump the version
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    first = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    tap = attacker.tap(hand, first.callback_data or "")
+    await h.send(tap)
+    assert "changed at the same moment" in (h.fake.answer_for(tap).text or "")
+    await asyncio.gather(*h.service._background)  # the stored game is loaded again
+    reloaded = running_game(h, group)
+    assert reloaded is not None and reloaded.move_number == 0
+    tap = attacker.tap(h.hand_message(attacker), first.callback_data or "")
+    await h.send(tap)
+    assert running_game(h, group) is not None and running_game(h, group).move_number == 1  # type: ignore[union-attr]
