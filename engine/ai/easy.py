@@ -27,6 +27,7 @@ class EasyPlayer:
         self.seed = new_seed(seed)
 
     def choose(self, game: Game, player: str) -> Action:
+        """The heuristic action for `player` (who is in `game.to_act`)."""
         view = game.view(player)
         done = obvious(view.legal)
         if done is not None:
@@ -52,6 +53,7 @@ class EasyPlayer:
 
 
 def _rank_bits(view: GameView) -> int:
+    """Every card of a rank on the table (R8)."""
     ranks = 0
     for a, d in view.table:
         ranks |= RANK_OF_BIT[a.bit]

@@ -29,6 +29,7 @@ class SearchPlayer:
         self.level = level
 
     def choose(self, game: Game, player: str) -> Action:
+        """The searched action for `player` (who is in `game.to_act`)."""
         know = observe(game, player)
         done = obvious(know.legal)
         if done is not None:

@@ -21,6 +21,7 @@ from engine.ai.sim import RANK_OF_BIT, Bout, Context, Sim, bits, context
 from engine.ai.tracker import replay, silent
 from engine.cards import Card, Suit, bits_of, deck
 from engine.rules import Rules
+from engine.view import GameView
 
 if TYPE_CHECKING:
     from engine.game import Game
@@ -128,22 +129,9 @@ def observe(game: Game, me: str) -> Knowledge:
     for p in silent(game.rules, view):
         lacks[seat[p]] |= _ranks(table)
     face_up = view.trump_card.bit if view.trump_card and view.stock_size else 0
-    everything = bits_of(deck(game.rules.deck_size))
     seen = table | bits_of(game.discard) | face_up
     for k in known:
         seen |= k
-    bout = Bout(
-        attacker=seat[view.attacker],
-        defender=seat[view.defender],
-        opener=seat[view.bout_opener],
-        attacks=tuple(a.bit for a, _ in view.table),
-        defences=tuple(d.bit if d else 0 for _, d in view.table),
-        limit=view.limit,
-        took=view.defender_took,
-        passed=sum(1 << seat[p] for p in view.passed),
-        first_bout=view.first_bout,
-        shown=h.shown if h else 0,
-    )
     return Knowledge(
         me=seat[me],
         players=players,
@@ -154,10 +142,26 @@ def observe(game: Game, me: str) -> Knowledge:
         counts=tuple(view.hand_counts[p] for p in players),
         known=tuple(known),
         lacks=tuple(lacks),
-        unseen=everything & ~seen,
+        unseen=bits_of(deck(game.rules.deck_size)) & ~seen,
         stock_size=view.stock_size,
         active=tuple(seat[p] for p in view.active_players),
-        bout=bout,
+        bout=_bout(view, seat, h.shown if h else 0),
         legal=view.legal,
         exact=h is not None,
+    )
+
+
+def _bout(view: GameView, seat: dict[str, int], shown: int) -> Bout:
+    """The bout under way, with seats and card bits."""
+    return Bout(
+        attacker=seat[view.attacker],
+        defender=seat[view.defender],
+        opener=seat[view.bout_opener],
+        attacks=tuple(a.bit for a, _ in view.table),
+        defences=tuple(d.bit if d else 0 for _, d in view.table),
+        limit=view.limit,
+        took=view.defender_took,
+        passed=sum(1 << seat[p] for p in view.passed),
+        first_bout=view.first_bout,
+        shown=shown,
     )

@@ -60,6 +60,7 @@ class Context:
     )
 
     def __init__(self, rules: Rules, trump: Suit) -> None:
+        """Precompute what the rules and the trump fix."""
         self.hand_size = rules.hand_size
         self.first_cap = rules.first_bout_limit
         self.throw_in = rules.throw_in
@@ -351,6 +352,7 @@ class Sim:
             self._end_bout(beaten=True)
 
     def _end_bout(self, beaten: bool) -> None:
+        """R12/R13, the draw (R15), going out (R16), the next bout or the end (R17)."""
         defender = self.defender
         if beaten:  # R12
             self.first_bout = False

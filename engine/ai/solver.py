@@ -20,6 +20,7 @@ class OutOfNodes(Exception):
 
 
 def _key(s: Sim) -> Key:
+    """Everything that decides how `s` goes on (the stock is empty)."""
     return (
         tuple(s.hands),
         s.attacker,

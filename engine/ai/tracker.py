@@ -116,6 +116,7 @@ class Hypothesis:
         return h
 
     def copy(self) -> Hypothesis:
+        """An independent copy, to fork a reading."""
         h = object.__new__(Hypothesis)
         for name in Hypothesis.__slots__:
             setattr(h, name, getattr(self, name))
@@ -159,6 +160,7 @@ class Hypothesis:
         return eligible(self.rules, self.active, self.defender)
 
     def start_bout(self, attacker: str) -> None:
+        """R7, R10: a new bout; its first card names the attacker when not yet known."""
         self.started = True
         self.attacker = self.opener = attacker
         i = self.active.index(attacker)
@@ -183,6 +185,7 @@ class Hypothesis:
         return True
 
     def attack(self, player: str, card: Card) -> bool:
+        """R8-R10: an opening card or a throw-in; False when the reading cannot be true."""
         if not self.started:
             self.start_bout(player)
         if not self.attacks:
@@ -204,6 +207,7 @@ class Hypothesis:
         return True
 
     def defend(self, player: str, attack: Card, card: Card) -> bool:
+        """R11, R2."""
         if player != self.defender or self.took or attack not in self.attacks:
             return False
         i = self.attacks.index(attack)
@@ -235,6 +239,7 @@ class Hypothesis:
         self.passed.clear()
 
     def transfer(self, player: str, card: Card) -> bool:
+        """R14, by playing a card of the attacked rank."""
         if not self.transfer_ok(player, card, 1) or not self.play(player, card):
             return False
         self.attacks.append(card)
@@ -243,6 +248,7 @@ class Hypothesis:
         return True
 
     def show(self, player: str, card: Card) -> bool:
+        """R14, by showing a trump of the attacked rank: now known to be in the hand."""
         if not self.rules.transfer_by_showing_trump or not self.transfer_ok(player, card, 0):
             return False
         if card.suit is not self.trump or self.shown & card.bit or self.gone & card.bit:
@@ -255,6 +261,7 @@ class Hypothesis:
         return True
 
     def take(self, player: str) -> bool:
+        """R13."""
         if player != self.defender or self.took or None not in self.defences:
             return False
         self.took = True
@@ -262,6 +269,7 @@ class Hypothesis:
         return True
 
     def pass_(self, player: str) -> bool:
+        """R9: an attacker adds nothing more until a new card is played."""
         if player == self.defender or player not in self.elig or not self.attacks:
             return False
         if (not self.took and None in self.defences) or player in self.passed:
