@@ -151,6 +151,18 @@ class GameService:
         self._wake_if_earlier(record)
         return record
 
+    async def _peek(self, chat_id: int) -> GameRecord | None:
+        """The chat's game for reading only, without the chat's lock: it does not become
+        the live copy (only a locked `_load` may put one in place)."""
+        record = self._live.get(chat_id)
+        if record is not None:
+            return record
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                return await tx.games.active_for_chat(chat_id=chat_id)
+        except NotFound:
+            return None
+
     def _reload_soon(self, chat_id: int) -> None:
         """After a failed save: load the stored game again (when the chat's lock is free),
         so that its deadline and computer players go on without waiting for a tap."""
@@ -484,7 +496,13 @@ class GameService:
         for record in list(self._live.values()):
             if record.status == "running" and person.player_id in record.meta.get("blocked", []):
                 async with self._locks[record.chat_id]:
-                    record.meta["blocked"].remove(person.player_id)
+                    blocked = record.meta.get("blocked", [])
+                    if (
+                        self._live.get(record.chat_id) is not record
+                        or person.player_id not in blocked
+                    ):
+                        continue  # changed while waiting for the lock
+                    blocked.remove(person.player_id)
                     self._sent_hands.pop((record.id or 0, person.player_id), None)
                     await self._save(record)
                     await self._publish_hands(record, only={person.player_id}, force=True)
@@ -1048,14 +1066,17 @@ class GameService:
     async def resend_hand(self, *, person: Person, chat_id: int | None) -> None:
         """/hand: send the hand again as a new private message."""
         records = (
-            [r for r in (await self._load(chat_id),) if r is not None]
+            [r for r in (await self._peek(chat_id),) if r is not None]
             if chat_id is not None
             else [r for r in self._live.values() if person.player_id in self.names(r)]
         )
-        for record in records:
-            if record.status != "running" or person.player_id not in self.names(record):
+        for peeked in records:
+            if peeked.status != "running" or person.player_id not in self.names(peeked):
                 continue
-            async with self._locks[record.chat_id]:
+            async with self._locks[peeked.chat_id]:
+                record = await self._load(peeked.chat_id)  # the live copy, under the lock
+                if record is None or record.game is None:
+                    continue
                 record.hand_messages.pop(person.player_id, None)
                 self._sent_hands.pop((record.id or 0, person.player_id), None)
                 blocked = record.meta.get("blocked", [])
@@ -1071,7 +1092,7 @@ class GameService:
 
     async def rules_text(self, *, chat_id: int, fallback_language: str | None) -> str:
         """/rules: the rules of the running game, or the chat's settings for the next one."""
-        record = await self._load(chat_id)
+        record = await self._peek(chat_id)
         if record is not None:
             return render.rules_text(
                 self.tr, record.language, record.rules, self.turn_timeout(record)
@@ -1088,7 +1109,7 @@ class GameService:
 
     async def leave(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/leave in a group: ask to confirm resigning (R18)."""
-        record = await self._load(chat_id)
+        record = await self._peek(chat_id)
         lang = record.language if record else person.language
         if record is None or record.status != "running" or record.game is None:
             await self.out.send(
@@ -1259,7 +1280,7 @@ class GameService:
 
     async def _may_change_settings(self, chat_id: int, person: Person) -> bool:
         """Chat admins; and the opener of an open lobby, before the game starts."""
-        record = await self._load(chat_id)
+        record = await self._peek(chat_id)
         lobby_opener = record is not None and record.status == "lobby"
         if lobby_opener and record is not None and record.lobby.opener_id == person.user_id:
             return True
@@ -1321,7 +1342,7 @@ class GameService:
         self, *, chat_id: int, person: Person, target: Person | None, message_id: int | None
     ) -> None:
         """/kick as a reply, for admins: ask to confirm removing that player (R18)."""
-        record = await self._load(chat_id)
+        record = await self._peek(chat_id)
         lang = record.language if record else self.tr.normalize(person.language)
         if not await self._is_admin(chat_id, person.user_id):
             await self.out.send(
@@ -1390,7 +1411,7 @@ class GameService:
 
     async def member_left(self, *, chat_id: int, user_id: int) -> None:
         """A player who leaves the group during a game is treated as resigned."""
-        record = self._live.get(chat_id) or await self._load(chat_id)
+        record = await self._peek(chat_id)
         game = record.game if record is not None and record.status == "running" else None
         if game is not None and str(user_id) in game.active_players:
             await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="left")
