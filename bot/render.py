@@ -307,6 +307,10 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
     if me == view.defender:
         if view.defender_took:
             return tr.t(lang, "hand-you-take")
+        if not view.table:
+            return tr.t(lang, "hand-you-are-attacked", player=_name(names, view.attacker))
+        if not view.open_attacks:
+            return tr.t(lang, "hand-you-covered")
         return tr.t(lang, "hand-you-defend", player=_name(names, view.attacker))
     if not view.table:
         if me == view.attacker:
