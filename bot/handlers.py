@@ -120,16 +120,23 @@ async def hand_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     )
 
 
-async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def _in_group(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: str
+) -> tuple[int, Person, int | None] | None:
+    """(chat id, sender, message id) of a group command; elsewhere reply `refusal`."""
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
-        return
+        return None
     if not _is_group(chat):
-        await _reply(update, context, "newgame-in-group")
-        return
-    await service_of(context).leave(
-        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
-    )
+        await _reply(update, context, refusal)
+        return None
+    return chat.id, person_of(user), message.message_id if message else None
+
+
+async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    if found := await _in_group(update, context, "newgame-in-group"):
+        chat_id, person, message_id = found
+        await service_of(context).leave(chat_id=chat_id, person=person, message_id=message_id)
 
 
 async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -142,15 +149,11 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
-    if chat is None or user is None:
-        return
-    if not _is_group(chat):
-        await _reply(update, context, "settings-in-group")
-        return
-    await service_of(context).settings_command(
-        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
-    )
+    if found := await _in_group(update, context, "settings-in-group"):
+        chat_id, person, message_id = found
+        await service_of(context).settings_command(
+            chat_id=chat_id, person=person, message_id=message_id
+        )
 
 
 async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
