@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 from bot.callbacks import (
     CardTap,
     Refresh,
@@ -25,6 +23,7 @@ from bot.callbacks import (
     encode_practice,
 )
 from bot.i18n import Translator
+from bot.keyboard import Button, Keyboard
 from engine import (
     Action,
     Attack,
@@ -50,11 +49,7 @@ _REFRESH: Final = Refresh()
 @dataclass(frozen=True, slots=True)
 class Rendered:
     text: str
-    keyboard: InlineKeyboardMarkup | None = None
-
-    def signature(self) -> tuple[str, Any]:
-        """What Telegram compares for 'message is not modified'."""
-        return (self.text, self.keyboard.to_dict() if self.keyboard else None)
+    keyboard: Keyboard | None = None
 
 
 def esc(text: str) -> str:
@@ -147,38 +142,22 @@ def lobby(
         lines.append(tr.t(lang, "lobby-need-players", min=2))
     if levels:  # "Add computer" was tapped: which level?
         picker = [
-            InlineKeyboardButton(
-                tr.t(lang, f"level-{level}"), callback_data=encode_lobby(game_id, "add", level)
-            )
+            Button(tr.t(lang, f"level-{level}"), callback_data=encode_lobby(game_id, "add", level))
             for level in levels
         ]
-        back = InlineKeyboardButton(
-            tr.t(lang, "button-back"), callback_data=encode_lobby(game_id, "refresh")
-        )
-        return Rendered("\n".join(lines), InlineKeyboardMarkup([picker, [back]]))
-    keyboard = InlineKeyboardMarkup(
+        back = Button(tr.t(lang, "button-back"), callback_data=encode_lobby(game_id, "refresh"))
+        return Rendered("\n".join(lines), Keyboard([picker, [back]]))
+    keyboard = Keyboard(
         [
             [
-                InlineKeyboardButton(
-                    tr.t(lang, "button-join"), callback_data=encode_lobby(game_id, "join")
-                ),
-                InlineKeyboardButton(
-                    tr.t(lang, "button-leave"), callback_data=encode_lobby(game_id, "leave")
-                ),
+                Button(tr.t(lang, "button-join"), callback_data=encode_lobby(game_id, "join")),
+                Button(tr.t(lang, "button-leave"), callback_data=encode_lobby(game_id, "leave")),
             ],
             [
-                InlineKeyboardButton(
-                    tr.t(lang, "button-start"), callback_data=encode_lobby(game_id, "start")
-                ),
-                InlineKeyboardButton(
-                    tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")
-                ),
+                Button(tr.t(lang, "button-start"), callback_data=encode_lobby(game_id, "start")),
+                Button(tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")),
             ],
-            [
-                InlineKeyboardButton(
-                    tr.t(lang, "button-add-computer"), callback_data=encode_lobby(game_id, "add")
-                )
-            ],
+            [Button(tr.t(lang, "button-add-computer"), callback_data=encode_lobby(game_id, "add"))],
         ]
     )
     return Rendered("\n".join(lines), keyboard)
@@ -282,14 +261,8 @@ def table(
         lines += ["", waiting]
     keyboard = None
     if bot_username:
-        keyboard = InlineKeyboardMarkup(
-            [
-                [
-                    InlineKeyboardButton(
-                        tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}"
-                    )
-                ]
-            ]
+        keyboard = Keyboard(
+            [[Button(tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}")]]
         )
     return Rendered("\n".join(lines), keyboard)
 
@@ -331,15 +304,13 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
     )
 
 
-def _action_buttons(
-    tr: Translator, lang: str, view: GameView, game_id: int
-) -> list[InlineKeyboardButton]:
+def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> list[Button]:
     move = view.move_number
     buttons = []
     transfers = [a for a in view.legal if isinstance(a, Transfer)]
     if len(transfers) == 1:
         buttons.append(
-            InlineKeyboardButton(
+            Button(
                 tr.t(lang, "button-transfer", card=str(transfers[0].card)),
                 callback_data=encode_move(game_id, move, transfers[0]),
             )
@@ -357,9 +328,7 @@ def _action_buttons(
             label = tr.t(lang, "button-redeal")
         else:
             continue
-        buttons.append(
-            InlineKeyboardButton(label, callback_data=encode_move(game_id, move, action))
-        )
+        buttons.append(Button(label, callback_data=encode_move(game_id, move, action)))
     return buttons
 
 
@@ -397,7 +366,7 @@ def hand(
     if me in view.to_act and seconds_left is not None:
         lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
     move = view.move_number
-    rows: list[list[InlineKeyboardButton]] = []
+    rows: list[list[Button]] = []
     if choice:
         lines += ["", tr.t(lang, "hand-choose")]
         for action in choice:
@@ -407,22 +376,14 @@ def hand(
                 label = tr.t(lang, "button-transfer", card=str(action.card))
             else:
                 label = str(action)
-            rows.append(
-                [InlineKeyboardButton(label, callback_data=encode_move(game_id, move, action))]
-            )
+            rows.append([Button(label, callback_data=encode_move(game_id, move, action))])
         rows.append(
-            [
-                InlineKeyboardButton(
-                    tr.t(lang, "button-back"), callback_data=encode_move(game_id, move, _REFRESH)
-                )
-            ]
+            [Button(tr.t(lang, "button-back"), callback_data=encode_move(game_id, move, _REFRESH))]
         )
-        return Rendered("\n".join(lines), InlineKeyboardMarkup(rows))
+        return Rendered("\n".join(lines), Keyboard(rows))
     playable = playable_cards(view.legal)
     cards = [
-        InlineKeyboardButton(
-            _card_label(c, c in playable), callback_data=encode_move(game_id, move, CardTap(c))
-        )
+        Button(_card_label(c, c in playable), callback_data=encode_move(game_id, move, CardTap(c)))
         for c in view.hand
     ]
     rows = [cards[i : i + CARDS_PER_ROW] for i in range(0, len(cards), CARDS_PER_ROW)]
@@ -431,7 +392,7 @@ def hand(
         rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
     if not view.hand:
         lines += ["", tr.t(lang, "hand-empty")]
-    return Rendered("\n".join(lines), InlineKeyboardMarkup(rows) if rows else None)
+    return Rendered("\n".join(lines), Keyboard(rows) if rows else None)
 
 
 def is_active(legal: Sequence[Action]) -> bool:
@@ -481,9 +442,7 @@ def result(
     if order:
         lines += ["", tr.t(lang, "result-order"), *order]
     lines.append(tr.t(lang, "result-bouts", count=outcome.bouts))
-    keyboard = InlineKeyboardMarkup(
-        [[InlineKeyboardButton(tr.t(lang, "button-again"), callback_data=encode_again(game_id))]]
-    )
+    keyboard = Keyboard([[Button(tr.t(lang, "button-again"), callback_data=encode_again(game_id))]])
     return Rendered("\n".join(lines), keyboard)
 
 
@@ -492,10 +451,10 @@ def result(
 
 def confirm_leave(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
     """/leave: a confirm button that only the player who asked can press (R18)."""
-    keyboard = InlineKeyboardMarkup(
+    keyboard = Keyboard(
         [
             [
-                InlineKeyboardButton(
+                Button(
                     tr.t(lang, "button-resign"),
                     callback_data=encode_leave(game_id, user_id),
                 )
@@ -505,13 +464,11 @@ def confirm_leave(tr: Translator, lang: str, *, game_id: int, user_id: int, name
     return Rendered(tr.t(lang, "leave-confirm", player=esc(name)), keyboard)
 
 
-def add_to_group_keyboard(
-    tr: Translator, lang: str | None, bot_username: str
-) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(
+def add_to_group_keyboard(tr: Translator, lang: str | None, bot_username: str) -> Keyboard:
+    return Keyboard(
         [
             [
-                InlineKeyboardButton(
+                Button(
                     tr.t(lang, "button-add-to-group"),
                     url=f"https://t.me/{bot_username}?startgroup=play",
                 )
@@ -522,10 +479,10 @@ def add_to_group_keyboard(
 
 def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
     """/kick: an admin confirms removing a player from the running game (R18)."""
-    keyboard = InlineKeyboardMarkup(
+    keyboard = Keyboard(
         [
             [
-                InlineKeyboardButton(
+                Button(
                     tr.t(lang, "button-kick", player=name),
                     callback_data=encode_kick(game_id, user_id),
                 )
@@ -539,7 +496,7 @@ def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Re
     """/practice: how many computer opponents, and how strong."""
     rows = [
         [
-            InlineKeyboardButton(
+            Button(
                 tr.t(lang, "practice-button", level=tr.t(lang, f"level-{level}"), count=n)
                 if n == 1
                 else str(n),
@@ -549,4 +506,4 @@ def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Re
         ]
         for level in levels
     ]
-    return Rendered(tr.t(lang, "practice-intro"), InlineKeyboardMarkup(rows))
+    return Rendered(tr.t(lang, "practice-intro"), Keyboard(rows))

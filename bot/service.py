@@ -305,8 +305,7 @@ class GameService:
         async with self.db.transaction() as tx:
             record = await tx.games.create(record=record)
         self._remember(record)
-        message = await self.out.send(chat_id, self._render_lobby(record))
-        record.lobby.message_id = message.message_id
+        record.lobby.message_id = await self.out.send(chat_id, self._render_lobby(record))
         await self._save(record)
         return record
 

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
 from bot.i18n import Translator
+from bot.keyboard import Button, Keyboard
 from bot.render import Rendered
 from engine import PRESETS, Rules
 from storage import ChatSettings
@@ -119,6 +118,6 @@ def render_menu(
         label = tr.t(lang, f"settings-{stem}")
         value = _value(tr, lang, settings, key, default_timeout)
         lines.append(f"<b>{label}</b>: {value} — {tr.t(lang, f'settings-{stem}-help')}")
-        buttons.append(InlineKeyboardButton(f"{label}: {value}", callback_data=f"S{key}"))
+        buttons.append(Button(f"{label}: {value}", callback_data=f"S{key}"))
     rows = [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
-    return Rendered("\n".join(lines), InlineKeyboardMarkup(rows))
+    return Rendered("\n".join(lines), Keyboard(rows))

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -120,8 +121,32 @@ _ONE_CARD: dict[str, type[Attack] | type[Transfer] | type[ShowTrump]] = {
 }
 
 
+_PARSED: dict[str, Action] = {}
+"""Actions by the exact text they were parsed from: a saved game's history is the same few
+hundred strings over and over. Bounded, since the texts may come from outside."""
+_PARSED_MAX = 8192
+
+
 def parse_action(text: str) -> Action:
     """Inverse of `str(action)`. Raises `ValueError` naming the input when malformed."""
+    if isinstance(text, str):
+        cached = _PARSED.get(text)
+        if cached is not None:
+            return cached
+    action = _parse_action(text)
+    if len(_PARSED) < _PARSED_MAX:
+        _PARSED[text] = action
+    return action
+
+
+def check_actions(texts: Iterable[str]) -> None:
+    """Raise `ValueError` unless every text parses as an action (cheap for texts seen before)."""
+    for text in texts:
+        if text not in _PARSED:
+            parse_action(text)
+
+
+def _parse_action(text: str) -> Action:
     words = text.split() if isinstance(text, str) else []
     if not words:
         raise ValueError(f"not an action: {text!r}")

@@ -66,13 +66,14 @@ class Card:
     see `beats`.
     """
 
-    __slots__ = ("bit", "index", "rank", "suit")
+    __slots__ = ("_text", "bit", "index", "rank", "suit")
 
     rank: int
     suit: Suit
     index: int
     bit: int
     """`1 << index`: the card as a one-card set (see `cards_of`)."""
+    _text: str  # str(card), computed once
     _interned: ClassVar[dict[tuple[int, Suit], Card]] = {}
 
     def __new__(cls, rank: int, suit: Suit | str) -> Card:
@@ -89,6 +90,7 @@ class Card:
         index = _SUIT_INDEX[suit] * 13 + rank - 2
         object.__setattr__(card, "index", index)
         object.__setattr__(card, "bit", 1 << index)
+        object.__setattr__(card, "_text", f"{RANK_NAMES.get(rank, str(rank))}{suit.value}")
         return card
 
     @classmethod
@@ -96,6 +98,9 @@ class Card:
         """Parse `"10♥"`, `"10H"`, `"TH"`, `"qs"`, `"A♠"`. Raises `ValueError` naming the input."""
         if not isinstance(text, str):
             raise ValueError(f"not a card: {text!r}")
+        card = _CARD_BY_TEXT.get(text)
+        if card is not None:  # the common case: text written by `str(card)`
+            return card
         s = text.strip().replace("\ufe0f", "")
         if len(s) < 2:
             raise ValueError(f"not a card: {text!r}")
@@ -141,7 +146,7 @@ class Card:
         return self.index >= other.index
 
     def __str__(self) -> str:
-        return f"{self.rank_name}{self.suit.value}"
+        return self._text
 
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
@@ -162,6 +167,7 @@ ALL_CARDS: Final[tuple[Card, ...]] = tuple(
 for _card in ALL_CARDS:
     Card._interned[(_card.rank, _card.suit)] = _card
 del _card
+_CARD_BY_TEXT: Final[dict[str, Card]] = {str(c): c for c in ALL_CARDS}
 
 DECK_LOWEST_RANK: Final = {24: 9, 32: 7, 36: 6, 52: 2}
 

@@ -31,6 +31,7 @@ from engine.actions import (
     ShowTrump,
     Take,
     Transfer,
+    check_actions,
     parse_action,
 )
 from engine.cards import (
@@ -137,6 +138,8 @@ class Game:
         "_extras",
         "_hands",
         "_history",
+        "_history_json",
+        "_history_saved",
         "_limit",
         "_next",
         "_out",
@@ -188,7 +191,11 @@ class Game:
     _took: bool
     _passed: set[str]
     _shown: set[Card]
+    # The history is _history_saved (as loaded by from_dict, decoded only when asked for)
+    # followed by _history; _history_json caches to_dict's form of _history's first entries.
     _history: list[tuple[str, Action]]
+    _history_json: list[list[str]]
+    _history_saved: list[list[str]]
     _bouts: int
     _outcome: Outcome | None
     _to_act: frozenset[str] | None
@@ -238,6 +245,8 @@ class Game:
         game._passed = set()
         game._shown = set()
         game._history = []
+        game._history_json = []
+        game._history_saved = []
         game._bouts = 0
         game._outcome = None
         game._to_act = None
@@ -446,12 +455,16 @@ class Game:
 
     @property
     def history(self) -> tuple[tuple[str, Action], ...]:
+        if self._history_saved:
+            self._history[:0] = [(p, parse_action(a)) for p, a in self._history_saved]
+            self._history_json[:0] = self._history_saved
+            self._history_saved = []
         return tuple(self._history)
 
     @property
     def move_number(self) -> int:
         """How many actions were applied: a counter that changes with every move."""
-        return len(self._history)
+        return len(self._history_saved) + len(self._history)
 
     @property
     def bouts(self) -> int:
@@ -948,7 +961,7 @@ class Game:
             out_order=tuple(self._out),
             is_over=self.is_over,
             outcome=self._outcome,
-            move_number=len(self._history),
+            move_number=self.move_number,
             first_bout=self.first_bout,
             legal=tuple(self.legal_actions(player)) if player is not None else (),
         )
@@ -958,9 +971,13 @@ class Game:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe, versioned snapshot; `Game.from_dict` restores an equal game."""
         out = self._outcome
+        # The history only grows: encode just the actions applied since the last call.
+        encoded = self._history_json
+        if len(encoded) < len(self._history):
+            encoded.extend([p, str(a)] for p, a in self._history[len(encoded) :])
         return {
             "format": FORMAT_VERSION,
-            "rules": self.rules.model_dump(mode="json"),
+            "rules": _rules_to_dict(self.rules),
             "players": list(self.players),
             "seed": self.seed,
             "deal_number": self.deal_number,
@@ -982,7 +999,7 @@ class Game:
             "shown": [str(c) for c in sorted(self._shown)],
             "first_bout": self.first_bout,
             "bouts": self._bouts,
-            "history": [[p, str(a)] for p, a in self._history],
+            "history": [[p, a] for p, a in self._history_saved] + [[p, a] for p, a in encoded],
             "outcome": None
             if out is None
             else {
@@ -1009,7 +1026,7 @@ class Game:
 
     @classmethod
     def _from_dict_v1(cls, data: Mapping[str, Any]) -> Game:
-        game = cls._blank(data["players"], Rules.model_validate(data["rules"]))
+        game = cls._blank(data["players"], _rules_from_dict(data["rules"]))
         game.seed = data["seed"]
         game.deal_number = data["deal_number"]
         game._previous_durak = data["previous_durak"]
@@ -1039,7 +1056,11 @@ class Game:
         game._shown = set(parse_cards(data["shown"]))
         game.first_bout = data["first_bout"]
         game._bouts = data["bouts"]
-        game._history = [(p, parse_action(a)) for p, a in data["history"]]
+        # Kept as text until someone reads `history`; checked now, so bad data fails here.
+        game._history_saved = [[p, a] for p, a in data["history"]]
+        check_actions(a for _, a in game._history_saved)
+        if not all(p in game._hands for p, _ in game._history_saved):
+            raise ValueError("malformed game data: the history names an unknown player")
         out = data["outcome"]
         if out is not None:
             game._outcome = Outcome(
@@ -1064,6 +1085,35 @@ class Game:
     def __repr__(self) -> str:
         state = "over" if self.is_over else f"{self.attacker} attacks {self.defender}"
         return f"<Game {list(self.players)} move {self.move_number}: {state}>"
+
+
+_RULES_DICTS: dict[Rules, dict[str, Any]] = {}
+_RULES_BY_ITEMS: dict[tuple[tuple[str, Any], ...], Rules] = {}
+_RULES_CACHE_MAX = 256
+
+
+def _rules_to_dict(rules: Rules) -> dict[str, Any]:
+    """`rules.model_dump(mode="json")`, computed once per distinct `Rules`."""
+    dumped = _RULES_DICTS.get(rules)
+    if dumped is None:
+        dumped = rules.model_dump(mode="json")
+        if len(_RULES_DICTS) < _RULES_CACHE_MAX:
+            _RULES_DICTS[rules] = dumped
+    return dict(dumped)  # a copy: the caller may change it
+
+
+def _rules_from_dict(data: Any) -> Rules:
+    """`Rules.model_validate(data)`, validated once per distinct set of options."""
+    try:
+        key = tuple(sorted(data.items())) if isinstance(data, dict) else None
+        rules = _RULES_BY_ITEMS.get(key) if key is not None else None
+    except TypeError:  # unhashable or unorderable values: let pydantic explain
+        key = rules = None
+    if rules is None:
+        rules = Rules.model_validate(data)
+        if key is not None and len(_RULES_BY_ITEMS) < _RULES_CACHE_MAX:
+            _RULES_BY_ITEMS[key] = rules
+    return rules
 
 
 _HANDLERS: dict[type[Action], Any] = {

@@ -1,0 +1,52 @@
+"""Inline keyboards as small immutable values, sent to Telegram as ready-made JSON.
+
+python-telegram-bot's `InlineKeyboardMarkup` would do the same job, but each of its buttons is a
+full `TelegramObject` (built, frozen, then turned back into a dict on every call): for a hand
+of a dozen cards that was a large share of the bot's time per move. These keep only what the
+bot uses (callback and link buttons), use the Bot API's own field names, and are encoded once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """One inline button: `callback_data` (at most 64 bytes) or a `url`."""
+
+    text: str
+    callback_data: str | None = None
+    url: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.callback_data is None) == (self.url is None):
+            raise ValueError(f"button {self.text!r} needs exactly one of callback_data and url")
+
+    def to_dict(self) -> dict[str, str]:
+        if self.callback_data is not None:
+            return {"text": self.text, "callback_data": self.callback_data}
+        assert self.url is not None
+        return {"text": self.text, "url": self.url}
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Keyboard:
+    """An inline keyboard: rows of buttons (the Bot API's `InlineKeyboardMarkup`)."""
+
+    inline_keyboard: tuple[tuple[Button, ...], ...]
+    json: str = field(compare=False, repr=False)
+    """The `reply_markup` parameter of a Bot API call, encoded once."""
+
+    def __init__(self, rows: Iterable[Iterable[Button]]) -> None:
+        keyboard = tuple(tuple(row) for row in rows)
+        object.__setattr__(self, "inline_keyboard", keyboard)
+        object.__setattr__(self, "json", _ENCODER.encode(self.to_dict()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inline_keyboard": [[b.to_dict() for b in row] for row in self.inline_keyboard]}
