@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -139,10 +139,10 @@ def parse_action(text: str) -> Action:
     return action
 
 
-def check_actions(texts: Iterable[str]) -> None:
+def check_actions(texts: Set[str]) -> None:
     """Raise `ValueError` unless every text parses as an action (cheap for texts seen before)."""
-    for text in texts:
-        if text not in _PARSED:
+    if not _PARSED.keys() >= texts:
+        for text in texts:
             parse_action(text)
 
 

@@ -194,8 +194,8 @@ class Game:
     # The history is _history_saved (as loaded by from_dict, decoded only when asked for)
     # followed by _history; _history_json caches to_dict's form of _history's first entries.
     _history: list[tuple[str, Action]]
-    _history_json: list[list[str]]
-    _history_saved: list[list[str]]
+    _history_json: list[tuple[str, str]]
+    _history_saved: list[tuple[str, str]]
     _bouts: int
     _outcome: Outcome | None
     _to_act: frozenset[str] | None
@@ -974,7 +974,7 @@ class Game:
         # The history only grows: encode just the actions applied since the last call.
         encoded = self._history_json
         if len(encoded) < len(self._history):
-            encoded.extend([p, str(a)] for p, a in self._history[len(encoded) :])
+            encoded.extend((p, str(a)) for p, a in self._history[len(encoded) :])
         return {
             "format": FORMAT_VERSION,
             "rules": _rules_to_dict(self.rules),
@@ -1057,10 +1057,12 @@ class Game:
         game.first_bout = data["first_bout"]
         game._bouts = data["bouts"]
         # Kept as text until someone reads `history`; checked now, so bad data fails here.
-        game._history_saved = [[p, a] for p, a in data["history"]]
-        check_actions(a for _, a in game._history_saved)
-        if not all(p in game._hands for p, _ in game._history_saved):
-            raise ValueError("malformed game data: the history names an unknown player")
+        if data["history"]:
+            movers, texts = zip(*data["history"], strict=True)  # [player, action] pairs
+            check_actions(set(texts))
+            if not game._hands.keys() >= set(movers):
+                raise ValueError("malformed game data: the history names an unknown player")
+            game._history_saved = list(zip(movers, texts, strict=True))
         out = data["outcome"]
         if out is not None:
             game._outcome = Outcome(

@@ -119,3 +119,59 @@ def test_serialization_missing_format_is_value_error() -> None:
     del data["format"]
     with raises_value_error():
         Game.from_dict(data)
+
+
+def _played(moves: int, seed: int = 5) -> Game:
+    rng = random.Random(seed)
+    game = Game.new(["A", "B", "C"], seed=seed)
+    for _ in range(moves):
+        _step(game, rng)
+    return game
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ["A", "attack 6♠", "extra"],  # not a pair
+        ["A"],
+        ["Z", "take"],  # nobody of that name plays
+        ["A", "fly away"],  # not an action
+        ["A", ["take"]],  # not text
+        "A take",
+    ],
+)
+def test_serialization_damaged_history_is_refused_at_load(entry: object) -> None:
+    """Serialization: the history is decoded lazily, but checked when the game loads."""
+    data = _played(12).to_dict()
+    data["history"].append(entry)
+    with raises_value_error():
+        Game.from_dict(data)
+
+
+def test_serialization_loaded_history_reads_and_grows_like_the_original() -> None:
+    """Serialization: a loaded game's history, move counter and later saves match a game
+    that was never saved, however often it is saved and loaded on the way."""
+    rng_a, rng_b = random.Random(9), random.Random(9)
+    straight = Game.new(["A", "B", "C"], seed=9)
+    reloaded = Game.from_dict(straight.to_dict())
+    while _step(straight, rng_a):
+        assert _step(reloaded, rng_b)
+        assert reloaded.move_number == straight.move_number
+        if straight.move_number % 3 == 0:
+            assert reloaded.history == straight.history
+        data = reloaded.to_dict()
+        assert data == straight.to_dict()
+        reloaded = Game.from_dict(json.loads(json.dumps(data)))
+    assert reloaded.is_over and reloaded.history == straight.history
+
+
+def test_serialization_to_dict_shares_nothing_with_the_game() -> None:
+    """Serialization: changing a dict from `to_dict` (or the one loaded) leaves the game alone."""
+    game = _played(10)
+    before = game.to_dict()
+    data = game.to_dict()
+    data["history"][0][1] = "take"
+    data["history"].clear()
+    loaded = Game.from_dict(before)
+    before["history"].clear()
+    assert game.to_dict() == loaded.to_dict() != data
