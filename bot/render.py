@@ -251,6 +251,8 @@ def table(
                 status += " · " + tr.t(lang, "seat-takes")
             elif p in view.passed:
                 status += " · " + tr.t(lang, "seat-passed")
+            elif role is None and view.table and p in view.throw_ins:
+                status += " · " + tr.t(lang, "seat-may-add")
         lines.append(f"{mark} {_name(names, p)}{bot_mark}: {status}")
     lines += ["", *_table_lines(tr, lang, view)]
     recent = [line for e in log[-MAX_LOG_LINES:] if (line := log_line(tr, lang, e, names))]

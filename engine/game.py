@@ -964,6 +964,7 @@ class Game:
             move_number=self.move_number,
             first_bout=self.first_bout,
             legal=tuple(self.legal_actions(player)) if player is not None else (),
+            throw_ins=self._elig if self._outcome is None else (),
         )
 
     # ------------------------------------------------------------------ serialisation

@@ -41,6 +41,8 @@ class GameView:
     first_bout: bool
     legal: tuple[Action, ...]
     """The viewer's legal actions; empty in the public view."""
+    throw_ins: tuple[str, ...] = ()
+    """Who R9 lets add cards to this bout (the attacker included): public knowledge."""
 
     @property
     def open_attacks(self) -> tuple[Card, ...]:

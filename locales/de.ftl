@@ -99,6 +99,7 @@ table-waiting-deadline = Warte auf { $names } ({ $seconds } Sek.).
 seat-out = raus
 seat-takes = nimmt auf
 seat-passed = fertig
+seat-may-add = darf zuwerfen
 
 ## Die Hand (privat)
 

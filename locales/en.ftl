@@ -99,6 +99,7 @@ table-waiting-deadline = Waiting for { $names } ({ $seconds } s).
 seat-out = out
 seat-takes = takes
 seat-passed = done
+seat-may-add = may throw in
 
 ## The hand (private)
 

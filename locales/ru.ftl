@@ -119,6 +119,7 @@ table-waiting-deadline = Ждём: { $names } ({ $seconds } сек.).
 seat-out = вне игры
 seat-takes = берёт
 seat-passed = бито
+seat-may-add = может подкинуть
 
 ## Рука (личный чат)
 

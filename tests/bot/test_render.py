@@ -119,3 +119,28 @@ def test_rules_text_names_the_options_in_force() -> None:
     assert "Transfers (Perevodnoy): on" in text
     assert "60 s" in text
     check_fits_telegram(render.Rendered(text))
+
+
+@pytest.mark.parametrize(
+    ("throw_in", "may_add"),
+    [("all", {"Eve", "Finn"}), ("neighbours", {"Eve"})],
+)
+def test_table_marks_who_may_throw_in(throw_in: str, may_add: set[str]) -> None:
+    """R9 on the table: besides attacker and defender, the seats that may still add a card."""
+    game = Game.from_position(
+        {"4": "6♠ 7♠", "2": "8♥ 9♥", "5": "6♦ J♦", "6": "6♥ Q♦"},
+        trump="A♣",
+        attacker="4",
+        rules=Rules(throw_in=throw_in),  # type: ignore[arg-type]
+    )
+    before = render.table(TR, "en", game.view(None), names=NAMES).text
+    assert "may throw in" not in before  # nothing on the table yet: only the attacker opens
+    game.apply("4", Attack(Card.parse("6♠")))
+    lines = render.table(TR, "en", game.view(None), names=NAMES).text.splitlines()
+    marked = {
+        name
+        for name in NAMES.values()
+        for line in lines
+        if line.split(" ", 1)[-1].startswith(name) and "may throw in" in line
+    }
+    assert marked == may_add

@@ -126,6 +126,8 @@ def test_r9_throw_in_neighbours_only_the_defenders_neighbours() -> None:
     assert attacks(game.legal_actions("C")) == {c("6♥")}
     assert attacks(game.legal_actions("D")) == set()
     assert_illegal(game, "D", att("6♦"), ErrorCode.NOT_YOUR_TURN)
+    # the public view says who may add, so the table can show it
+    assert set(game.view(None).throw_ins) == {"A", "C"}
     game.apply("C", att("6♥"))
     game.apply("B", dfd("6♠", "7♠"))
     game.apply("B", dfd("6♥", "7♣"))
