@@ -58,6 +58,7 @@ from storage import (
 logger = logging.getLogger(__name__)
 
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
+DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 LOG_KEEP: Final = 6
 
 
@@ -107,6 +108,8 @@ class GameService:
         self._shown_move: dict[tuple[int, str], int] = {}
         self._deadline_changed = asyncio.Event()
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
+        # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
+        self._retry_at: dict[int, datetime] = {}
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
         self._background: set[asyncio.Task[None]] = set()
 
@@ -189,6 +192,7 @@ class GameService:
         if self._live.get(record.chat_id) is record:
             del self._live[record.chat_id]
         self.tables.forget(record.chat_id)
+        self._retry_at.pop(record.chat_id, None)
         for seat in record.lobby.seats:
             self._sent_hands.pop((record.id or 0, seat.player_id), None)
             self._shown_move.pop((record.id or 0, seat.player_id), None)
@@ -305,7 +309,15 @@ class GameService:
         async with self.db.transaction() as tx:
             record = await tx.games.create(record=record)
         self._remember(record)
-        record.lobby.message_id = await self.out.send(chat_id, self._render_lobby(record))
+        try:
+            record.lobby.message_id = await self.out.send(chat_id, self._render_lobby(record))
+        except (Blocked, TelegramError):
+            # Nobody can see or join a lobby without its message: close it, so that the next
+            # /newgame opens a fresh one instead of pointing at nothing.
+            record.status = "cancelled"
+            record.deadline = None
+            await self._save(record)
+            raise
         await self._save(record)
         return record
 
@@ -1424,9 +1436,20 @@ class GameService:
         return record.deadline - timedelta(seconds=self.turn_timeout(record) / 2)
 
     def next_deadline(self) -> datetime | None:
-        times = [r.deadline for r in self._live.values() if r.deadline is not None]
-        times += [w for r in self._live.values() if (w := self._warn_at(r)) is not None]
+        times = [self._due_at(r) for r in self._live.values() if r.deadline is not None]
+        now = self.clock()
+        times += [  # a turn already past its deadline gets no warning, only its timeout
+            w
+            for r in self._live.values()
+            if (w := self._warn_at(r)) is not None and r.deadline is not None and r.deadline > now
+        ]
         return min(times, default=None)
+
+    def _due_at(self, record: GameRecord) -> datetime:
+        """When the record's deadline is handled: its deadline, or later after a failure."""
+        assert record.deadline is not None
+        retry = self._retry_at.get(record.chat_id)
+        return record.deadline if retry is None else max(record.deadline, retry)
 
     async def _warn(self, record: GameRecord) -> None:
         game = record.game
@@ -1447,19 +1470,32 @@ class GameService:
 
     async def run_due(self, now: datetime | None = None) -> int:
         """Warn at half time; handle every lobby and turn whose deadline has passed.
-        Returns how many deadlines expired."""
+        Returns how many deadlines expired.
+
+        One chat's failure is logged and does not keep the others from their deadlines; its
+        deadline is tried again after `DEADLINE_RETRY`, so a lasting fault does not spin.
+        """
         now = now or self.clock()
         for record in list(self._live.values()):
             warn_at = self._warn_at(record)
             if warn_at is not None and warn_at <= now and record.deadline and record.deadline > now:
-                async with self._locks[record.chat_id]:
-                    await self._warn(record)
-        due = [r.chat_id for r in list(self._live.values()) if r.deadline and r.deadline <= now]
+                try:
+                    async with self._locks[record.chat_id]:
+                        await self._warn(record)
+                except Exception:
+                    record.meta["warned"] = True  # a warning is a courtesy: never retried
+                    logger.exception("warning chat %s of its deadline failed", record.chat_id)
+        due = [
+            r.chat_id for r in list(self._live.values()) if r.deadline and self._due_at(r) <= now
+        ]
         for chat_id in due:
             try:
                 await self._expire(chat_id, now)
             except Exception:
                 logger.exception("handling the deadline of chat %s failed", chat_id)
+                self._retry_at[chat_id] = now + DEADLINE_RETRY
+            else:
+                self._retry_at.pop(chat_id, None)
         return len(due)
 
     async def _expire(self, chat_id: int, now: datetime) -> None:
@@ -1504,7 +1540,10 @@ class GameService:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await self._deadline_changed.wait()
-            await self.run_due()
+            try:
+                await self.run_due()
+            except Exception:  # run_due guards each chat; this keeps the scheduler alive anyway
+                logger.exception("the deadline scheduler hit an error; it goes on")
 
     # ------------------------------------------------------------------ start-up
 

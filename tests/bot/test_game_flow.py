@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,54 @@ async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
     assert any(p.result == "timed_out" for p in result.participants)
     assert "removed" in h.fake.last_message(group.id).text
     assert opener in game.players
+
+
+async def test_a_deadline_that_fails_does_not_stop_the_others_and_is_retried_later(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One chat whose timeout cannot be handled (a bug, a broken row) is logged and retried
+    after a pause; the other chats' turns still time out, and the scheduler does not spin."""
+    h = harness
+    alice, bob, carol, dan = make_players(h, 4)
+    broken = h.fake.group(-2016, "Broken", admins={alice})
+    fine = h.fake.group(-2017, "Fine", admins={carol})
+    await h.open_game(broken, [alice, bob])
+    await h.open_game(fine, [carol, dan])
+    broken_game, fine_game = running_game(h, broken), running_game(h, fine)
+    assert broken_game is not None and fine_game is not None
+    expire = h.service._expire
+
+    async def failing(chat_id: int, now: datetime) -> None:
+        if chat_id == broken.id:
+            raise RuntimeError("boom")
+        await expire(chat_id, now)
+
+    monkeypatch.setattr(h.service, "_expire", failing)
+    h.clock.advance(61)
+    assert await h.service.run_due() == 2
+    assert fine_game.move_number == 1 and broken_game.move_number == 0
+    # the broken chat is not retried at once: the scheduler's next wake-up is later
+    assert await h.service.run_due() == 0
+    next_wake = h.service.next_deadline()
+    assert next_wake is not None and next_wake > h.clock()
+    monkeypatch.setattr(h.service, "_expire", expire)  # the fault is gone
+    h.clock.advance(16)
+    await h.service.run_due()
+    assert broken_game.move_number == 1  # handled on the retry
+
+
+async def test_a_lobby_whose_message_cannot_be_sent_is_closed_not_left_invisible(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2018, "Club", admins={alice})
+    h.fake.fail_next("sendMessage", 500, chat_id=group.id)
+    await h.send(alice.send(group, "/newgame"))
+    assert h.fake.messages(group.id) == [] or "Join" not in h.fake.last_message(group.id).text
+    assert group.id not in h.service._live
+    await h.send(alice.send(group, "/newgame"))  # the next try opens a lobby people can see
+    assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
 
 
 async def test_lobby_expires(harness: BotHarness) -> None:
