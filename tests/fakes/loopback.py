@@ -1,0 +1,99 @@
+"""The fake Bot API on a loopback socket, for a bot running in another process.
+
+`FakeTelegram` answers `httpx.Request`s in-process; this serves it over plain HTTP/1.1
+(keep-alive, Content-Length bodies: what httpx sends) on 127.0.0.1, so that `python -m bot`
+can be pointed at it with `BOT_API_BASE_URL`. Every request is handed to the fake as if it
+were addressed to api.telegram.org. Tests wait for what they expect with `wait_for`, which
+wakes on every answered request: no sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from types import TracebackType
+
+import httpx
+
+from tests.fakes.telegram import FakeTelegram
+
+WAIT = 60.0
+
+
+class LoopbackBotAPI:
+    def __init__(self, fake: FakeTelegram) -> None:
+        self.fake = fake
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._answered = asyncio.Condition()
+        self._connections: set[asyncio.StreamWriter] = set()
+
+    @property
+    def base_url(self) -> str:
+        """The value for `BOT_API_BASE_URL`."""
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    async def __aenter__(self) -> LoopbackBotAPI:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in list(self._connections):
+            writer.close()
+        await self._server.wait_closed()
+
+    async def wait_for(self, condition: Callable[[], bool]) -> None:
+        """Return once `condition()` holds, checked after every answered request (at most
+        `WAIT` seconds: a bot that never gets there fails the test instead of hanging it)."""
+        async with asyncio.timeout(WAIT), self._answered:
+            await self._answered.wait_for(condition)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(writer)
+        try:
+            while request := await self._read_request(reader):
+                try:
+                    response = await self.fake._handle(request)
+                except httpx.TimeoutException:
+                    break  # an injected timeout: the connection just goes quiet
+                body = response.content
+                head = (
+                    f"HTTP/1.1 {response.status_code} {response.reason_phrase}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                )
+                writer.write(head.encode("latin-1") + body)
+                await writer.drain()
+                async with self._answered:
+                    self._answered.notify_all()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._connections.discard(writer)
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    @staticmethod
+    async def _read_request(reader: asyncio.StreamReader) -> httpx.Request | None:
+        line = await reader.readline()
+        if not line.strip():
+            return None
+        method, target, _version = line.decode("latin-1").split(" ", 2)
+        headers: dict[str, str] = {}
+        while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = raw.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length") or 0))
+        headers.pop("host", None)
+        return httpx.Request(
+            method, f"https://api.telegram.org{target}", headers=headers, content=body
+        )
