@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from telegram import Bot, CallbackQuery
 from telegram.constants import ChatMemberStatus
-from telegram.error import RetryAfter, TelegramError
+from telegram.error import BadRequest, RetryAfter, TelegramError
 
 from bot import render, stats_view
 from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
@@ -139,7 +139,10 @@ class GameService:
 
     def turn_timeout(self, record: GameRecord) -> int:
         value = record.meta.get("turn_timeout")
-        return int(value) if value is not None else self.settings.turn_timeout
+        try:
+            return int(value) if value is not None else self.settings.turn_timeout
+        except (TypeError, ValueError):  # a damaged row must not stop the deadline scheduler
+            return self.settings.turn_timeout
 
     async def _load(self, chat_id: int) -> GameRecord | None:
         record = self._live.get(chat_id)
@@ -220,6 +223,7 @@ class GameService:
             self._forget(record)  # the stored state wins ...
             self._reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
             raise
+        self._retry_at.pop(record.chat_id, None)  # the chat works again: its deadline as set
         if record.status not in ("lobby", "running"):
             self._forget(record)
         self._wake_if_earlier(record)
@@ -264,6 +268,9 @@ class GameService:
         """/newgame in a group: open a lobby, or point to the one already open."""
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
+            if record is not None and record.status == "lobby" and record.lobby.message_id is None:
+                await self._refresh_lobby(record)  # its message never arrived: send it now
+                return
             if record is not None:
                 anchor = record.table_message_id or record.lobby.message_id
                 key = "newgame-running" if record.status == "running" else "newgame-lobby-open"
@@ -311,13 +318,15 @@ class GameService:
         self._remember(record)
         try:
             record.lobby.message_id = await self.out.send(chat_id, self._render_lobby(record))
-        except (Blocked, TelegramError):
-            # Nobody can see or join a lobby without its message: close it, so that the next
-            # /newgame opens a fresh one instead of pointing at nothing.
+        except (Blocked, BadRequest):
+            # Telegram refused it: nobody can see or join this lobby. Close it, so that the
+            # next /newgame opens a fresh one instead of pointing at nothing.
             record.status = "cancelled"
             record.deadline = None
             await self._save(record)
             raise
+        # A timeout or network error may have delivered the message all the same: the lobby
+        # stays, its first change sends it anew (`_refresh_lobby`), and so does /newgame.
         await self._save(record)
         return record
 
@@ -340,7 +349,7 @@ class GameService:
     async def _refresh_lobby(
         self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
     ) -> None:
-        if record.lobby.message_id is None:
+        if record.lobby.message_id is None and closed is not None:
             return
         try:
             sent = await self.out.show(
@@ -1477,14 +1486,20 @@ class GameService:
         """
         now = now or self.clock()
         for record in list(self._live.values()):
-            warn_at = self._warn_at(record)
-            if warn_at is not None and warn_at <= now and record.deadline and record.deadline > now:
-                try:
-                    async with self._locks[record.chat_id]:
-                        await self._warn(record)
-                except Exception:
-                    record.meta["warned"] = True  # a warning is a courtesy: never retried
-                    logger.exception("warning chat %s of its deadline failed", record.chat_id)
+            try:
+                warn_at = self._warn_at(record)
+                if (
+                    warn_at is None
+                    or warn_at > now
+                    or not record.deadline
+                    or record.deadline <= now
+                ):
+                    continue
+                async with self._locks[record.chat_id]:
+                    await self._warn(record)
+            except Exception:
+                record.meta["warned"] = True  # a warning is a courtesy: never retried
+                logger.exception("warning chat %s of its deadline failed", record.chat_id)
         due = [
             r.chat_id for r in list(self._live.values()) if r.deadline and self._due_at(r) <= now
         ]
@@ -1531,19 +1546,20 @@ class GameService:
     async def run_scheduler(self) -> None:
         """Sleep until the next deadline (or a change), then handle what is due. Runs forever."""
         while True:
-            self._deadline_changed.clear()
-            nxt = self.next_deadline()
-            self._sleeping_until = nxt
-            timeout = None if nxt is None else max(0.0, (nxt - self.clock()).total_seconds())
-            # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation that
-            # arrives just as the event is set, and stop_services would wait for this forever.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await self._deadline_changed.wait()
             try:
+                self._deadline_changed.clear()
+                nxt = self.next_deadline()
+                self._sleeping_until = nxt
+                timeout = None if nxt is None else max(0.0, (nxt - self.clock()).total_seconds())
+                # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation
+                # that arrives just as the event is set, and stop_services would wait forever.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(timeout):
+                        await self._deadline_changed.wait()
                 await self.run_due()
             except Exception:  # run_due guards each chat; this keeps the scheduler alive anyway
                 logger.exception("the deadline scheduler hit an error; it goes on")
+                await asyncio.sleep(1)  # back off: an error that repeats must not spin
 
     # ------------------------------------------------------------------ start-up
 

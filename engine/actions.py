@@ -122,8 +122,8 @@ _ONE_CARD: dict[str, type[Attack] | type[Transfer] | type[ShowTrump]] = {
 
 
 _PARSED: dict[str, Action] = {}
-"""Actions by the exact text they were parsed from: a saved game's history is the same few
-hundred strings over and over. Bounded, since the texts may come from outside."""
+"""Actions by their text in `str(action)` form: a saved game's history is the same few
+hundred strings over and over. Only that form is kept, so at most a few thousand entries."""
 _PARSED_MAX = 8192
 
 
@@ -134,16 +134,21 @@ def parse_action(text: str) -> Action:
         if cached is not None:
             return cached
     action = _parse_action(text)
-    if len(_PARSED) < _PARSED_MAX:
+    if len(_PARSED) < _PARSED_MAX and str(action) == text:
         _PARSED[text] = action
     return action
 
 
-def check_actions(texts: Set[str]) -> None:
-    """Raise `ValueError` unless every text parses as an action (cheap for texts seen before)."""
-    if not _PARSED.keys() >= texts:
-        for text in texts:
-            parse_action(text)
+def check_actions(texts: Set[str]) -> bool:
+    """Raise `ValueError` unless every text parses as an action; True when every one is in
+    `str(action)` form already (cheap for texts seen before)."""
+    if _PARSED.keys() >= texts:
+        return True
+    canonical = True
+    for text in texts:
+        if str(parse_action(text)) != text:
+            canonical = False
+    return canonical
 
 
 def _parse_action(text: str) -> Action:

@@ -1060,7 +1060,8 @@ class Game:
         # Kept as text until someone reads `history`; checked now, so bad data fails here.
         if data["history"]:
             movers, texts = zip(*data["history"], strict=True)  # [player, action] pairs
-            check_actions(set(texts))
+            if not check_actions(set(texts)):  # written by hand or by an older engine
+                texts = tuple(str(parse_action(text)) for text in texts)
             if not game._hands.keys() >= set(movers):
                 raise ValueError("malformed game data: the history names an unknown player")
             game._history_saved = list(zip(movers, texts, strict=True))

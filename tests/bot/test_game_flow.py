@@ -266,12 +266,42 @@ async def test_a_lobby_whose_message_cannot_be_sent_is_closed_not_left_invisible
     h = harness
     alice = h.user(1, "Alice")
     group = h.fake.group(-2018, "Club", admins={alice})
-    h.fake.fail_next("sendMessage", 500, chat_id=group.id)
+    h.fake.fail_next("sendMessage", 400, "Bad Request: chat not found", chat_id=group.id)
     await h.send(alice.send(group, "/newgame"))
     assert h.fake.messages(group.id) == [] or "Join" not in h.fake.last_message(group.id).text
     assert group.id not in h.service._live
     await h.send(alice.send(group, "/newgame"))  # the next try opens a lobby people can see
     assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
+
+
+async def test_a_lobby_whose_message_timed_out_stays_open_and_is_shown_again(
+    harness: BotHarness,
+) -> None:
+    """The send timed out after Telegram delivered it: the lobby people see still works, and
+    the next change (or /newgame) sends it anew, since its message id never came back."""
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2019, "Club", admins={alice})
+    h.fake.timeout_next("sendMessage", chat_id=group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.fake.last_message(group.id)
+    assert lobby.button_texts[:1] == ["Join"]
+    await h.send(bob.start_private())
+    await h.send(bob.tap(lobby, "Join"))  # the delivered lobby message keeps working
+    assert "Bob" in h.fake.last_message(group.id).text
+    assert h.service._live[group.id].lobby.message_id == h.fake.last_message(group.id).message_id
+
+
+async def test_newgame_resends_a_lobby_whose_message_never_arrived(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2020, "Club", admins={alice})
+    h.fake.timeout_next("sendMessage", chat_id=group.id)  # lost before Telegram got it
+    await h.send(alice.send(group, "/newgame"))
+    assert not any("Join" in m.button_texts for m in h.fake.messages(group.id))
+    await h.send(alice.send(group, "/newgame"))
+    assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
+    assert "Alice" in h.fake.last_message(group.id).text
 
 
 async def test_lobby_expires(harness: BotHarness) -> None:

@@ -175,3 +175,15 @@ def test_serialization_to_dict_shares_nothing_with_the_game() -> None:
     loaded = Game.from_dict(before)
     before["history"].clear()
     assert game.to_dict() == loaded.to_dict() != data
+
+
+def test_serialization_history_in_another_spelling_is_saved_in_the_standard_one() -> None:
+    """Serialization: `parse_action` accepts other spellings; a loaded game writes them back
+    as `str(action)`, so two loads of the same game compare equal."""
+    game = _played(6)
+    data = game.to_dict()
+    player, text = data["history"][0]
+    data["history"][0] = [player, "  " + text.upper().replace(" ", "   ") + " "]
+    loaded = Game.from_dict(data)
+    assert loaded.to_dict()["history"][0] == [player, text]
+    assert loaded == game

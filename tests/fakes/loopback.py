@@ -28,6 +28,7 @@ class LoopbackBotAPI:
         self._server: asyncio.Server | None = None
         self._answered = asyncio.Condition()
         self._connections: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def base_url(self) -> str:
@@ -49,6 +50,9 @@ class LoopbackBotAPI:
         self._server.close()
         for writer in list(self._connections):
             writer.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
 
     async def wait_for(self, condition: Callable[[], bool]) -> None:
@@ -59,12 +63,17 @@ class LoopbackBotAPI:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._connections.add(writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)  # a long poll may still wait in the fake when the test ends
         try:
             while request := await self._read_request(reader):
                 try:
                     response = await self.fake._handle(request)
                 except httpx.TimeoutException:
                     break  # an injected timeout: the connection just goes quiet
+                except Exception as exc:  # a bug in the fake: an answer, not a silent hang
+                    response = httpx.Response(500, json={"ok": False, "description": repr(exc)})
                 body = response.content
                 head = (
                     f"HTTP/1.1 {response.status_code} {response.reason_phrase}\r\n"
@@ -77,6 +86,7 @@ class LoopbackBotAPI:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._tasks.discard(task)
             self._connections.discard(writer)
             writer.close()
             with contextlib.suppress(ConnectionError):
