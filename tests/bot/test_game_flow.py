@@ -304,6 +304,27 @@ async def test_newgame_resends_a_lobby_whose_message_never_arrived(harness: BotH
     assert "Alice" in h.fake.last_message(group.id).text
 
 
+async def test_a_second_newgame_answers_as_a_reply_to_the_open_lobby_or_table(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2021, "Club", admins={alice})
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.fake.last_message(group.id)
+    await h.send(bob.send(group, "/newgame"))
+    pointer = h.fake.last_message(group.id)
+    assert "already being set up" in pointer.text
+    assert pointer.reply_to_message_id == lobby.message_id
+    assert sum("Join" in m.button_texts for m in h.fake.messages(group.id)) == 1
+    other = h.fake.group(-2022, "Other club", admins={alice})
+    await h.open_game(other, [alice, bob])
+    await h.send(bob.send(other, "/newgame"))
+    pointer = h.fake.last_message(other.id)
+    assert "A game is running here" in pointer.text
+    assert pointer.reply_to_message_id == h.service._live[other.id].table_message_id
+
+
 async def test_lobby_expires(harness: BotHarness) -> None:
     h = harness
     alice = h.user(1, "Alice")
