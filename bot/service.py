@@ -110,6 +110,9 @@ class GameService:
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
         self._retry_at: dict[int, datetime] = {}
+        # Pauses before each attempt to load a game again after its save failed (a database
+        # that is briefly locked or unreachable); then the chat waits for its next update.
+        self.reload_delays: tuple[float, ...] = (0.0, 1.0, 5.0, 15.0, 60.0)
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
         self._background: set[asyncio.Task[None]] = set()
 
@@ -174,13 +177,20 @@ class GameService:
         so that its deadline and computer players go on without waiting for a tap."""
 
         async def reload() -> None:
-            try:
-                async with self._locks[chat_id]:
-                    record = await self._load(chat_id)
-                    if record is not None:
-                        await self._drive_computers(record)
-            except Exception:
-                logger.exception("could not reload the game of chat %s", chat_id)
+            for attempt, delay in enumerate(self.reload_delays, 1):
+                await asyncio.sleep(delay)
+                try:
+                    async with self._locks[chat_id]:
+                        if chat_id in self._live:
+                            return  # an update of the chat has loaded it meanwhile
+                        record = await self._load(chat_id)
+                        if record is not None:
+                            await self._drive_computers(record)
+                        return
+                except Exception:
+                    logger.exception(
+                        "could not reload the game of chat %s (attempt %s)", chat_id, attempt
+                    )
 
         task = asyncio.create_task(reload())
         self._background.add(task)

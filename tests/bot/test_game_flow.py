@@ -6,6 +6,7 @@ import asyncio
 import random
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -602,3 +603,39 @@ async def test_a_move_that_meets_another_writer_changes_nothing_and_the_game_goe
     tap = attacker.tap(h.hand_message(attacker), first.callback_data or "")
     await h.send(tap)
     assert running_game(h, group) is not None and running_game(h, group).move_number == 1  # type: ignore[union-attr]
+
+
+async def test_a_game_whose_save_failed_is_loaded_again_even_if_the_first_reloads_fail(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a failed save the stored game is loaded again, retried while the database
+    keeps failing, so that its deadline and computers go on without waiting for a tap."""
+    h = harness
+    h.service.reload_delays = (0.0, 0.0, 0.0)  # no waiting in the test
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2023, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    record = h.service._live[group.id]
+    async with Database.connect(f"sqlite:///{h.db_path}") as other, other.transaction() as tx:
+        stored = await tx.games.get(game_id=record.id or 0)
+        await tx.games.save(record=stored, expected_version=stored.version)  # bump the version
+    load = h.service._load
+    failures = [RuntimeError("database unreachable")] * 2
+
+    async def flaky_load(chat_id: int) -> Any:
+        if failures and chat_id not in h.service._live:  # loading from the database fails
+            raise failures.pop()
+        return await load(chat_id)
+
+    monkeypatch.setattr(h.service, "_load", flaky_load)
+    game = record.game
+    assert game is not None
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    first = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.send(attacker.tap(hand, first.callback_data or ""))  # its save meets a Conflict
+    assert group.id not in h.service._live
+    await asyncio.gather(*h.service._background)
+    assert failures == []  # two reloads failed ...
+    assert group.id in h.service._live  # ... and the third brought the game back
+    assert h.service.next_deadline() is not None
