@@ -147,30 +147,30 @@ class GameService:
         except (TypeError, ValueError):  # a damaged row must not stop the deadline scheduler
             return self.settings.turn_timeout
 
-    async def _load(self, chat_id: int) -> GameRecord | None:
-        record = self._live.get(chat_id)
-        if record is not None:
-            return record
+    async def _stored(self, chat_id: int) -> GameRecord | None:
+        """The chat's lobby or running game as stored, or None."""
         try:
             async with self.db.transaction(readonly=True) as tx:
-                record = await tx.games.active_for_chat(chat_id=chat_id)
+                return await tx.games.active_for_chat(chat_id=chat_id)
         except NotFound:
             return None
-        self._remember(record)
-        self._wake_if_earlier(record)
+
+    async def _load(self, chat_id: int) -> GameRecord | None:
+        """The chat's game, made the live copy if it came from the database (callers hold
+        the chat's lock)."""
+        record = self._live.get(chat_id)
+        if record is None:
+            record = await self._stored(chat_id)
+            if record is not None:
+                self._remember(record)
+                self._wake_if_earlier(record)
         return record
 
     async def _peek(self, chat_id: int) -> GameRecord | None:
         """The chat's game for reading only, without the chat's lock: it does not become
         the live copy (only a locked `_load` may put one in place)."""
         record = self._live.get(chat_id)
-        if record is not None:
-            return record
-        try:
-            async with self.db.transaction(readonly=True) as tx:
-                return await tx.games.active_for_chat(chat_id=chat_id)
-        except NotFound:
-            return None
+        return record if record is not None else await self._stored(chat_id)
 
     def _reload_soon(self, chat_id: int) -> None:
         """After a failed save: load the stored game again (when the chat's lock is free),
