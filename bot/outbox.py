@@ -29,6 +29,17 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 _NO_PREVIEW: Final = _ENCODER.encode({"is_disabled": True})
 
 
+def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
+    """The parameters of `sendMessage` and `editMessageText` that show `rendered`."""
+    return {
+        "chat_id": chat_id,
+        "text": rendered.text,
+        "parse_mode": "HTML",
+        "link_preview_options": _NO_PREVIEW,
+        "reply_markup": rendered.keyboard.json if rendered.keyboard else None,
+    }
+
+
 class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
@@ -56,13 +67,7 @@ class Outbox:
 
     async def send(self, chat_id: int, rendered: Rendered, *, reply_to: int | None = None) -> int:
         """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate."""
-        data: dict[str, Any] = {
-            "chat_id": chat_id,
-            "text": rendered.text,
-            "parse_mode": "HTML",
-            "link_preview_options": _NO_PREVIEW,
-            "reply_markup": rendered.keyboard.json if rendered.keyboard else None,
-        }
+        data = _message(chat_id, rendered)
         if reply_to is not None:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}
@@ -81,15 +86,7 @@ class Outbox:
         if message_id is not None:
             try:
                 await self._call(
-                    "editMessageText",
-                    {
-                        "chat_id": chat_id,
-                        "message_id": message_id,
-                        "text": rendered.text,
-                        "parse_mode": "HTML",
-                        "link_preview_options": _NO_PREVIEW,
-                        "reply_markup": rendered.keyboard.json if rendered.keyboard else None,
-                    },
+                    "editMessageText", {**_message(chat_id, rendered), "message_id": message_id}
                 )
                 return Sent(message_id, new=False)
             except Forbidden as exc:
