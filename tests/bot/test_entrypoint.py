@@ -5,15 +5,21 @@ SIGTERM, and a restart that carries on with the stored lobby."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import random
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from engine import Card, Game
+from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
-from tests.fakes.telegram import FakeGroup, FakeTelegram
+from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,3 +115,112 @@ async def test_python_m_bot_plays_through_a_loopback_bot_api_and_resumes(tmp_pat
         finally:
             log = await stop_bot(bot, tmp_path)
         assert "Traceback" not in log
+
+
+def hand_message(fake: FakeTelegram, user: FakeUser) -> FakeMessage | None:
+    """The user's current hand: the bot's latest private message with playing buttons."""
+    for message in reversed(fake.messages(user.id)):
+        if any(b.callback_data for row in message.buttons for b in row):
+            return message
+    return None
+
+
+def cards_shown(message: FakeMessage) -> set[Card]:
+    """The cards of a hand keyboard (playable "10♥" and unplayable "·10♥·" alike)."""
+    cards = set()
+    for text in message.button_texts:
+        with contextlib.suppress(ValueError):
+            cards.add(Card.parse(text.strip("·")))
+    return cards
+
+
+async def stored_game(path: Path, chat_id: int) -> Game:
+    """The chat's running game as the bot committed it (read beside the running bot: WAL)."""
+    async with Database.connect(f"sqlite:///{path}") as db, db.transaction(readonly=True) as tx:
+        record = await tx.games.active_for_chat(chat_id=chat_id)
+    assert record.game is not None
+    return record.game
+
+
+def game_over(fake: FakeTelegram, group: FakeGroup) -> bool:
+    return any("Game over" in m.text for m in fake.messages(group.id))
+
+
+async def test_python_m_bot_plays_a_whole_game_through_a_crash(tmp_path: Path) -> None:
+    """A 2-player game from /newgame to the result through the real process, SIGKILLed right
+    after a move was acknowledged: the restarted process has that move, shows every player
+    exactly the committed hand, and plays on to the end, where the result is stored."""
+    fake = FakeTelegram(token=TOKEN)
+    alice, bob = fake.user(1, "Alice"), fake.user(2, "Bob")
+    group = fake.group(-7002, "Club", admins={alice})
+    players = [alice, bob]
+    database = tmp_path / "data" / "durak.sqlite3"
+    rng = random.Random(5)
+
+    async def tap_round(bot: asyncio.subprocess.Process) -> None:
+        """Each player taps a random button of their hand and waits for the answer."""
+        for user in players:
+            message = hand_message(fake, user)
+            if message is None:
+                continue
+            buttons = [b.callback_data for row in message.buttons for b in row if b.callback_data]
+            update = user.tap(message, rng.choice(buttons))
+            fake.queue(update)
+            await until(server, bot, lambda: fake.answer_for(update) is not None)  # noqa: B023
+
+    def hands_shown() -> dict[str, set[Card]]:
+        shown = {}
+        for user in players:
+            message = hand_message(fake, user)
+            if message is not None and "Back" not in message.button_texts:  # not mid-choice
+                shown[str(user.id)] = cards_shown(message)
+        return shown
+
+    async with LoopbackBotAPI(fake) as server:
+        bot = await start_bot(server, tmp_path)
+        try:
+            for user in players:
+                fake.queue(user.start_private())
+            fake.queue(alice.send(group, "/newgame"))
+            await until(server, bot, lambda: "Alice" in lobby_text(fake, group))
+            lobby = next(m for m in fake.messages(group.id) if "Join" in m.button_texts)
+            fake.queue(bob.tap(lobby, "Join"))
+            await until(server, bot, lambda: "Bob" in lobby_text(fake, group))
+            fake.queue(alice.tap(lobby, "Start"))
+            await until(server, bot, lambda: all(hand_message(fake, u) for u in players))
+            for _ in range(12):
+                await tap_round(bot)
+            before = hands_shown()
+        finally:
+            bot.kill()  # no clean shutdown: whatever was acknowledged must be on disk
+            await bot.wait()
+
+        game = await stored_game(database, group.id)
+        assert before  # at least one player was shown a plain hand
+        for player, cards in before.items():
+            assert set(game.hand(player)) == cards
+
+        bot = await start_bot(server, tmp_path)
+        try:
+            await until(
+                server,
+                bot,
+                lambda: all(
+                    (message := hand_message(fake, u)) is not None
+                    and cards_shown(message) == set(game.hand(str(u.id)))
+                    for u in players
+                ),
+            )
+            for _ in range(1000):
+                if game_over(fake, group):
+                    break
+                await tap_round(bot)
+            assert game_over(fake, group)
+        finally:
+            log = await stop_bot(bot, tmp_path)
+        assert "Traceback" not in log
+
+    async with Database.connect(f"sqlite:///{database}") as db, db.transaction(readonly=True) as tx:
+        assert await tx.results.count(chat_id=group.id) == 1
+        with pytest.raises(NotFound):
+            await tx.games.active_for_chat(chat_id=group.id)
