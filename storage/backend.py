@@ -39,6 +39,16 @@ class Backend(ABC):
     @abstractmethod
     async def commit(self) -> None: ...
 
+    async def start_commit(self) -> asyncio.Future[None]:
+        """Issue the COMMIT and return a future of its outcome.
+
+        Statements issued after this returns run after the COMMIT, so the caller may let the
+        next transaction begin before awaiting the future; until then, nothing is known to be
+        committed. If it fails, roll back (the transaction may still be open).
+        """
+        await self.commit()
+        return _completed()
+
     @abstractmethod
     async def rollback(self) -> None:
         """Roll back the open transaction, if any (never raises for "no transaction")."""
@@ -84,6 +94,23 @@ def _is_busy(error: sqlite3.Error) -> bool:
     )
 
 
+def _completed() -> asyncio.Future[None]:
+    future = asyncio.get_running_loop().create_future()
+    future.set_result(None)
+    return future
+
+
+def _is_query(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "SELECT"
+
+
+def _translated(error: BaseException) -> BaseException:
+    """The storage error for a ``sqlite3`` error, or the error itself."""
+    if isinstance(error, sqlite3.Error):
+        return _translate(error) or error
+    return error
+
+
 def _translate(error: sqlite3.Error) -> StorageError | None:
     message = str(error)
     if isinstance(error, sqlite3.IntegrityError):
@@ -110,6 +137,17 @@ class _Driver(ABC):
 
     @abstractmethod
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    async def begin_and_fetchall(
+        self, begin: str, sql: str, params: Params = ()
+    ) -> tuple[BaseException | None, list[Row]]:
+        """``begin``, then the read-only query ``sql``; the BEGIN's error (if it failed, the
+        query's rows mean nothing and the query ran outside any transaction), else its rows."""
+        try:
+            await self.execute(begin)
+        except sqlite3.Error as error:
+            return error, []
+        return None, await self.fetchall(sql, params)
 
     @abstractmethod
     async def rollback(self) -> None:
@@ -151,6 +189,24 @@ class _AiosqliteDriver(_Driver):
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         rows = await self._conn.execute_fetchall(sql, params)
         return cast(list[Row], rows)
+
+    async def begin_and_fetchall(
+        self, begin: str, sql: str, params: Params = ()
+    ) -> tuple[BaseException | None, list[Row]]:
+        # Both statements go to aiosqlite's queue at once (gather starts its tasks in order),
+        # so they cost one wait for its thread instead of two.
+        began, rows = await asyncio.gather(
+            self._conn.execute_fetchall(begin),
+            self._conn.execute_fetchall(sql, params),
+            return_exceptions=True,
+        )
+        if isinstance(began, BaseException):
+            if isinstance(rows, BaseException):
+                rows.__context__ = None  # the query's error only follows from the BEGIN's
+            return began, []
+        if isinstance(rows, BaseException):
+            raise rows
+        return None, cast(list[Row], rows)
 
     async def rollback(self) -> None:
         # sqlite3's rollback() sends ROLLBACK only if a transaction is open, checked on
@@ -303,6 +359,18 @@ class SqliteBackend(Backend):
         # a transaction SQLite already rolled back on its own must not look committed.
         await self._call(self._driver.execute("COMMIT"))
 
+    async def start_commit(self) -> asyncio.Future[None]:
+        if self._pending_begin is not None:  # nothing ran: nothing to commit
+            self._pending_begin = None
+            return _completed()
+        # As `commit`, in a task of its own: its first step issues the COMMIT (on aiosqlite,
+        # puts it in the queue; inline, runs it). One turn of the loop lets that step run, so
+        # the COMMIT comes before anything issued after this returns (tasks start in the order
+        # they are created), and the caller need not wait for its thread meanwhile.
+        committing = asyncio.ensure_future(self._call(self._driver.execute("COMMIT")))
+        await asyncio.sleep(0)
+        return committing
+
     async def rollback(self) -> None:
         self._pending_begin = None
         await self._call(self._driver.rollback())
@@ -314,7 +382,23 @@ class SqliteBackend(Backend):
         await self._statement(lambda: self._driver.executemany(sql, rows))
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        begin = self._pending_begin
+        if begin is not None and _is_query(sql):
+            # A transaction that starts with a query (loading a game, say): BEGIN and the
+            # query together. If the BEGIN fails, the query ran outside it and is retried.
+            return await self._retry_busy(lambda: self._begin_and_fetchall(begin, sql, params))
         return await self._statement(lambda: self._driver.fetchall(sql, params))
+
+    async def _begin_and_fetchall(self, begin: str, sql: str, params: Params) -> list[Row]:
+        try:
+            error, rows = await self._driver.begin_and_fetchall(begin, sql, params)
+        except sqlite3.Error as query_error:
+            self._pending_begin = None  # the BEGIN went through: the transaction is open
+            raise _translated(query_error) from query_error
+        if error is not None:
+            raise _translated(error) from error
+        self._pending_begin = None
+        return rows
 
     async def execute_script(self, script: str) -> None:
         # Statement by statement, not sqlite3's executescript(): that one COMMITs any open

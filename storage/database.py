@@ -126,13 +126,22 @@ class Database:
                     raise
                 session.active = False
                 try:
-                    await self._backend.commit()
+                    committed = await self._backend.start_commit()
                 except BaseException:
                     await self._backend.rollback()
                     raise
             finally:
                 session.active = False
                 self._owner = None
+        # The COMMIT is issued ahead of whatever the next transaction does: that one may begin
+        # while this one waits for the outcome. Shielded: a cancelled caller does not stop it.
+        try:
+            await asyncio.shield(committed)
+        except BaseException:
+            if committed.done() and not committed.cancelled() and committed.exception():
+                async with self._lock:  # the failed COMMIT may have left the transaction open
+                    await self._backend.rollback()
+            raise
 
     async def schema_version(self) -> int:
         async with self._lock:
