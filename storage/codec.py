@@ -8,9 +8,12 @@ exact for Python datetimes, sortable, and portable to PostgreSQL's BIGINT. Struc
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
+
+import orjson
 
 from engine import Game, Rules
 from storage.errors import StoredGameError
@@ -20,12 +23,34 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
+def dumps(value: object) -> str:
+    """Compact JSON text, as ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``.
+
+    orjson: the engine state is written on every move, and orjson encodes it about ten times
+    as fast as the standard library (and decodes it twice as fast). What orjson refuses but the
+    standard library takes (an integer beyond 64 bits) goes to the standard library.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return _ENCODER.encode(value)
+
+
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def dumps(value: object) -> str:
-    """Compact JSON: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``."""
-    return _ENCODER.encode(value)
+def loads(text: str) -> Any:
+    """Parse JSON text; malformed text raises ValueError (``json.JSONDecodeError``).
+
+    orjson reads an integer beyond 64 bits as a float: text with a run of 19 or more digits
+    (where such an integer could be) goes to the standard library, which reads it exactly.
+    """
+    if _LONG_DIGITS.search(text) is None:
+        return orjson.loads(text)
+    return json.loads(text)
+
+
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def to_us(value: datetime) -> int:
@@ -73,7 +98,7 @@ def game_to_json(game: Game) -> str:
 def game_from_json(text: str, *, game_id: int | None) -> Game:
     """Load engine state; any failure becomes a StoredGameError naming the game and format."""
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as error:
         raise StoredGameError(
             game_id=game_id, format=None, reason=f"engine state is not valid JSON: {error}"
@@ -105,7 +130,7 @@ def lobby_to_json(lobby: Lobby) -> str:
 
 
 def lobby_from_json(text: str) -> Lobby:
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = loads(text)
     return Lobby(
         opener_id=int(data["opener_id"]),
         message_id=data.get("message_id"),
@@ -127,5 +152,5 @@ def int_map_to_json(values: dict[str, int]) -> str:
 
 
 def int_map_from_json(text: str) -> dict[str, int]:
-    data: dict[str, Any] = json.loads(text)
+    data: dict[str, Any] = loads(text)
     return {str(key): int(value) for key, value in data.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ from storage.codec import (
     game_to_json,
     int_map_from_json,
     int_map_to_json,
+    loads,
     lobby_from_json,
     lobby_to_json,
     rules_from_json,
@@ -123,7 +123,7 @@ def _game_record(row: Row) -> GameRecord:
         timeouts=int_map_from_json(row["timeouts"]),
         created_at=from_us(row["created_us"]),
         started_at=from_us_or_none(row["started_us"]),
-        meta=json.loads(row["meta"]) if row["meta"] else {},
+        meta=loads(row["meta"]) if row["meta"] else {},
         version=int(row["version"]),
     )
 

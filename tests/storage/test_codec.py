@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Rules
+from engine import Game, Rules
 from storage import Database, GameRecord, Lobby, Seat
 from storage.backend import split_statements
 from storage.codec import (
+    dumps,
     from_us,
+    game_from_json,
+    game_to_json,
     int_map_from_json,
     int_map_to_json,
+    loads,
     lobby_from_json,
     lobby_to_json,
     to_us,
@@ -113,3 +118,22 @@ def test_game_record_round_trip_through_the_database(record: GameRecord) -> None
 
     created, loaded = asyncio.run(round_trip())
     assert loaded == created
+
+
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | texts,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+        max_leaves=12,
+    )
+)
+def test_json_text_round_trips_exactly_integers_of_any_size_included(value: object) -> None:
+    assert loads(dumps(value)) == value
+    assert dumps(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_a_game_with_a_seed_beyond_64_bits_loads_with_the_same_future() -> None:
+    game = Game.new(["a", "b"], seed=2**70 + 1)
+    loaded = game_from_json(game_to_json(game), game_id=1)
+    assert loaded.seed == 2**70 + 1
+    assert loaded.to_dict() == game.to_dict()
