@@ -141,7 +141,7 @@ class _Driver(ABC):
     async def begin_and_fetchall(
         self, begin: str, sql: str, params: Params = ()
     ) -> tuple[BaseException | None, list[Row]]:
-        """``begin``, then the read-only query ``sql``; the BEGIN's error (if it failed, the
+        """`begin`, then the read-only query ``sql``; the BEGIN's error (if it failed, the
         query's rows mean nothing and the query ran outside any transaction), else its rows."""
         try:
             await self.execute(begin)
@@ -201,8 +201,6 @@ class _AiosqliteDriver(_Driver):
             return_exceptions=True,
         )
         if isinstance(began, BaseException):
-            if isinstance(rows, BaseException):
-                rows.__context__ = None  # the query's error only follows from the BEGIN's
             return began, []
         if isinstance(rows, BaseException):
             raise rows
@@ -326,9 +324,23 @@ class SqliteBackend(Backend):
         """Run one statement, preceded by the pending BEGIN if this is the first one."""
         begin = self._pending_begin
         if begin is not None:
-            await self._retry_busy(lambda: self._call(self._driver.execute(begin)))
+            await self._opening(lambda: self._call(self._driver.execute(begin)))
             self._pending_begin = None  # the transaction is open from here on
         return await self._call(work())
+
+    async def _opening(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt``, which sends the BEGIN: retried while another connection holds the
+        lock, and once more after rolling back a transaction that a failed COMMIT left open.
+
+        (A COMMIT is awaited after the next transaction may have begun: see `start_commit`.)
+        """
+        try:
+            return await self._retry_busy(attempt)
+        except sqlite3.OperationalError as error:
+            if "within a transaction" not in str(error):
+                raise
+        await self._call(self._driver.rollback())
+        return await self._retry_busy(attempt)
 
     async def _retry_busy(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Retry ``attempt`` while it raises DatabaseBusy, sleeping, until the busy timeout."""
@@ -386,7 +398,7 @@ class SqliteBackend(Backend):
         if begin is not None and _is_query(sql):
             # A transaction that starts with a query (loading a game, say): BEGIN and the
             # query together. If the BEGIN fails, the query ran outside it and is retried.
-            return await self._retry_busy(lambda: self._begin_and_fetchall(begin, sql, params))
+            return await self._opening(lambda: self._begin_and_fetchall(begin, sql, params))
         return await self._statement(lambda: self._driver.fetchall(sql, params))
 
     async def _begin_and_fetchall(self, begin: str, sql: str, params: Params) -> list[Row]:
