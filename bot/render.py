@@ -234,8 +234,12 @@ def table(
     log: Sequence[Mapping[str, Any]] = (),
     seconds_left: int | None = None,
     bot_username: str | None = None,
+    closed: str | None = None,
 ) -> Rendered:
-    """The group's table message, from the public view only."""
+    """The group's table message, from the public view only.
+
+    ``closed``: the game ended without a result (a cancel, say); that line replaces whom the
+    game waits for."""
     assert view.hand is None, "the group table is drawn from the public view"
     lines = [f"<b>{tr.t(lang, 'table-title')}</b>", _trump_line(tr, lang, view), ""]
     for p in view.players:
@@ -259,10 +263,12 @@ def table(
     if recent:
         lines += ["", *(f"<i>{line}</i>" for line in recent)]
     waiting = waiting_line(tr, lang, view, names, seconds_left)
-    if waiting:
+    if closed:
+        lines += ["", f"<b>{closed}</b>"]
+    elif waiting:
         lines += ["", waiting]
     keyboard = None
-    if bot_username:
+    if bot_username and not closed:
         keyboard = Keyboard(
             [[Button(tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}")]]
         )

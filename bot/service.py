@@ -959,7 +959,9 @@ class GameService:
         async with self._locks[chat_id]:
             await self._publish_table(chat_id)
 
-    async def _publish_table_now(self, record: GameRecord, *, from_coalescer: bool = False) -> None:
+    async def _publish_table_now(
+        self, record: GameRecord, *, from_coalescer: bool = False, closed: str | None = None
+    ) -> None:
         assert record.game is not None
         rendered = render.table(
             self.tr,
@@ -970,6 +972,7 @@ class GameService:
             log=record.meta.get("log", []),
             seconds_left=self.seconds_left(record) if record.status == "running" else None,
             bot_username=self.bot_username if record.status == "running" else None,
+            closed=closed,
         )
         try:
             sent = await self.out.show(record.chat_id, record.table_message_id, rendered)
@@ -1188,6 +1191,8 @@ class GameService:
                 await self._refresh_lobby(record, closed="lobby-cancelled")
             else:
                 await self._close_hands(record, "hand-cancelled")
+                # The table's last state, without "waiting for" or the button to the hand.
+                await self._publish_table_now(record, closed=self.t(lang, "hand-cancelled"))
             await self.out.send(chat_id, render.Rendered(self.t(lang, "game-cancelled")))
 
     async def _close_hands(self, record: GameRecord, key: str) -> None:

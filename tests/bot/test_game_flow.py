@@ -424,9 +424,16 @@ async def test_cancel_by_opener_stores_no_result(harness: BotHarness) -> None:
     await h.open_game(group, [alice, bob])
     await h.send(bob.send(group, "/cancel"))
     assert running_game(h, group) is not None  # not the opener, not an admin
+    table_id = h.service._live[group.id].table_message_id
+    assert table_id is not None
     await h.send(alice.send(group, "/cancel"))
     assert running_game(h, group) is None
     assert "cancelled" in h.fake.last_message(group.id).text
+    # The table no longer waits for anyone nor offers the way to the hand.
+    table = h.fake.message(group.id, table_id)
+    assert "cancelled" in table.text
+    assert "Waiting" not in table.text
+    assert table.buttons == []
     async with Database.connect(f"sqlite:///{h.db_path}") as db, db.transaction() as tx:
         assert await tx.results.count(chat_id=group.id) == 0
 
