@@ -59,8 +59,13 @@ async def _reply(update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, *
     message = update.effective_message
     if message is None:
         return
-    user = update.effective_user
-    text = service_of(context).t(user.language_code if user else None, key, **args)
+    user, chat = update.effective_user, update.effective_chat
+    service = service_of(context)
+    lang = user.language_code if user else None
+    if _is_group(chat):
+        assert chat is not None
+        lang = await service.chat_language(chat.id, lang)
+    text = service.t(lang, key, **args)
     await message.reply_text(text, parse_mode=ParseMode.HTML, disable_web_page_preview=True)
 
 

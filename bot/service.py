@@ -295,16 +295,33 @@ class GameService:
     async def _open_lobby(
         self, chat_id: int, chat_title: str, person: Person, seats: Sequence[Seat]
     ) -> GameRecord:
-        async with self.db.transaction(readonly=True) as tx:
-            settings = await tx.chats.get(chat_id=chat_id)
         player = await self._note_player(person)
-        language = settings.language or player.language or self.settings.default_language
-        language = self.tr.normalize(language)
-        seats = list(seats)
-        if not any(s.user_id == person.user_id for s in seats) and player.can_message:
-            seats.insert(
-                0, Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
-            )
+        async with self.db.transaction() as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+            if settings.language is None:
+                # The chat's language: first its first opener's, changeable in /settings.
+                settings.language = self.tr.normalize(
+                    player.language or self.settings.default_language
+                )
+                await tx.chats.save(settings=settings)
+            seats = list(seats)
+            if not any(s.user_id == person.user_id for s in seats) and player.can_message:
+                seats.insert(
+                    0, Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
+                )
+            # Each player's hand comes in their own language.
+            langs = {}
+            for seat in seats:
+                if seat.user_id is not None:
+                    known = player if seat.user_id == person.user_id else None
+                    if known is None:
+                        try:
+                            known = await tx.players.get(user_id=seat.user_id)
+                        except NotFound:
+                            continue
+                    if known.language:
+                        langs[seat.player_id] = known.language
+        language = self.tr.normalize(settings.language)
         now = self.clock()
         record = GameRecord(
             chat_id=chat_id,
@@ -319,7 +336,7 @@ class GameService:
                 "title": chat_title,
                 "opener": person.name,
                 "turn_timeout": settings.turn_timeout,
-                "langs": {},
+                "langs": langs,
                 "log": [],
             },
         )
@@ -385,7 +402,7 @@ class GameService:
             if record is None or record.id != data.game_id or record.status != "lobby":
                 await self.out.answer(query, self.t(lang, "error-lobby-closed"))
                 return
-            lang = record.language
+            # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
             if data.op == "join":
                 await self._join(record, person, query)
             elif data.op == "leave":
@@ -418,7 +435,7 @@ class GameService:
         self, record: GameRecord, person: Person, query: CallbackQuery, level: str
     ) -> None:
         """ "Add computer": first tap shows the levels, the second seats one."""
-        lang = record.language
+        lang = person.language
         if not await self._may_manage(record, person):
             await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
             return
@@ -436,7 +453,7 @@ class GameService:
         return await self._is_admin(record.chat_id, person.user_id)
 
     async def _join(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
-        lang = record.language
+        lang = person.language
         assert record.id is not None
         if any(s.user_id == person.user_id for s in record.lobby.seats):
             await self.out.answer(query, self.t(lang, "lobby-already-joined"))
@@ -538,7 +555,7 @@ class GameService:
                     await self._publish_hands(record, only={person.player_id}, force=True)
 
     async def _start(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
-        lang = record.language
+        lang = person.language
         if not await self._may_manage(record, person):
             await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
             return
@@ -1123,6 +1140,13 @@ class GameService:
 
     # ------------------------------------------------------------------ commands
 
+    async def chat_language(self, chat_id: int, fallback: str | None) -> str:
+        """The language of what the bot posts in a group: the chat's, once it has one (its
+        first lobby sets it), else ``fallback`` (the sender's)."""
+        async with self.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        return self.tr.normalize(settings.language or fallback)
+
     async def rules_text(self, *, chat_id: int, fallback_language: str | None) -> str:
         """/rules: the rules of the running game, or the chat's settings for the next one."""
         record = await self._peek(chat_id)
@@ -1143,16 +1167,16 @@ class GameService:
     async def leave(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/leave in a group: ask to confirm resigning (R18)."""
         record = await self._peek(chat_id)
-        lang = record.language if record else person.language
-        if record is None or record.status != "running" or record.game is None:
-            await self.out.send(
-                chat_id, render.Rendered(self.t(lang, "error-no-game")), reply_to=message_id
-            )
+        lang = record.language if record else await self.chat_language(chat_id, person.language)
+        if record is None or record.game is None:
+            # A lobby has its own Leave button.
+            key = "leave-in-lobby" if record is not None else "error-no-game"
+            await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
             return
         if person.player_id not in record.game.active_players:
-            await self.out.send(
-                chat_id, render.Rendered(self.t(lang, "error-not-in-game")), reply_to=message_id
-            )
+            out = person.player_id in record.game.players
+            key = "error-player-out" if out else "error-not-in-game"
+            await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
             return
         await self.out.send(
             chat_id,
@@ -1171,10 +1195,9 @@ class GameService:
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
             if record is None:
+                lang = await self.chat_language(chat_id, person.language)
                 await self.out.send(
-                    chat_id,
-                    render.Rendered(self.t(person.language, "error-no-game")),
-                    reply_to=message_id,
+                    chat_id, render.Rendered(self.t(lang, "error-no-game")), reply_to=message_id
                 )
                 return
             lang = record.language

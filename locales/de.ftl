@@ -178,6 +178,7 @@ error-conflict = Im selben Moment hat sich etwas geändert; bitte tippe noch ein
 error-game-over = Das Spiel ist vorbei.
 error-unknown-player = Du spielst in diesem Spiel nicht mit.
 error-player-out = Du bist in diesem Spiel schon raus.
+leave-in-lobby = Das Spiel hat noch nicht begonnen: Um deinen Platz freizugeben, tippe in der Lobby auf „Aussteigen“.
 error-card-not-in-hand = Diese Karte hast du nicht.
 error-rank-not-on-table = Du kannst nur Karten zuwerfen, deren Wert schon auf dem Tisch liegt.
 error-does-not-beat = Diese Karte schlägt keine offene Karte.

@@ -178,6 +178,7 @@ error-conflict = Something changed at the same moment; please tap again.
 error-game-over = The game is over.
 error-unknown-player = You are not playing in this game.
 error-player-out = You are already out of this game.
+leave-in-lobby = The game has not started yet: to give up your seat, tap “Leave” in the lobby.
 error-card-not-in-hand = You don't have that card.
 error-rank-not-on-table = You can only add a card of a rank already on the table.
 error-does-not-beat = That card does not beat any open card.

@@ -646,3 +646,41 @@ async def test_a_game_whose_save_failed_is_loaded_again_even_if_the_first_reload
     assert failures == []  # two reloads failed ...
     assert group.id in h.service._live  # ... and the third brought the game back
     assert h.service.next_deadline() is not None
+
+
+async def test_a_groups_language_is_its_first_openers_until_changed(harness: BotHarness) -> None:
+    """The group's messages stay in the chat's language (its first opener's), whoever posts;
+    each player's hand and toasts are in their own."""
+    h = harness
+    anna, ivan, tom = h.user(7, "Anna", "de"), h.user(8, "Ivan", "ru"), h.user(9, "Tom", "en")
+    group = h.fake.group(-2030, "Runde", admins={anna})
+    for user in (anna, ivan, tom):
+        await h.send(user.start_private())
+    await h.send(anna.send(group, "/newgame"))
+    assert "neues Spiel" in h.lobby_message(group).text
+    await h.send(anna.send(group, "/cancel"))
+
+    await h.send(ivan.send(group, "/newgame"))  # a Russian opener: still a German lobby
+    lobby = h.lobby_message(group)
+    assert "neues Spiel" in lobby.text
+    join = tom.tap(lobby, "Mitspielen")
+    await h.send(join)
+    toast = h.fake.answer_for(join)
+    assert toast is not None and toast.text == h.service.t("en", "lobby-joined")
+    await h.send(tom.send(group, "/help"))
+    assert h.fake.last_message(group.id).html == h.service.t("de", "help-text")
+
+    await h.send(ivan.tap(lobby, "Starten"))
+    for user, lang in ((ivan, "ru"), (tom, "en")):
+        assert h.service.t(lang, "hand-title", chat="Runde") in h.hand_message(user).html
+
+
+async def test_leave_in_a_lobby_points_to_its_button(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2031, "Club", admins={alice})
+    for user in (alice, bob):
+        await h.send(user.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(alice.send(group, "/leave"))
+    assert h.fake.last_message(group.id).text == h.service.t("en", "leave-in-lobby")
