@@ -254,7 +254,9 @@ def table(
             if role == "defender" and view.defender_took:
                 status += " · " + tr.t(lang, "seat-takes")
             elif p in view.passed:
-                status += " · " + tr.t(lang, "seat-passed")
+                status += " · " + tr.t(
+                    lang, "seat-passed-take" if view.defender_took else "seat-passed"
+                )
             elif role is None and view.table and p in view.throw_ins:
                 status += " · " + tr.t(lang, "seat-may-add")
         lines.append(f"{mark} {_name(names, p)}{bot_mark}: {status}")
@@ -303,7 +305,13 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
             target=_name(names, view.defender),
         )
     if any(isinstance(a, Attack) for a in view.legal):
-        return tr.t(lang, "hand-you-may-add", player=_name(names, view.defender))
+        if not any(isinstance(a, Pass) for a in view.legal):  # the defender is still to move
+            key = "hand-you-may-add-now"
+        elif view.defender_took:
+            key = "hand-you-may-add-take"
+        else:
+            key = "hand-you-may-add"
+        return tr.t(lang, key, player=_name(names, view.defender))
     return tr.t(
         lang,
         "hand-they-open",
@@ -329,7 +337,7 @@ def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> 
         elif isinstance(action, Take):
             label = tr.t(lang, "button-take")
         elif isinstance(action, Pass):
-            label = tr.t(lang, "button-pass")
+            label = tr.t(lang, "button-pass-take" if view.defender_took else "button-pass")
         elif isinstance(action, ExchangeTrump):
             label = tr.t(lang, "button-exchange")
         elif isinstance(action, Redeal):

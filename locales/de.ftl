@@ -44,7 +44,7 @@ newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder b
 newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu und sende dort /newgame.
 private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
 group-joined = { $player } spielt mit.
-group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf Starten und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
+group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
 ## Regeln
@@ -78,6 +78,7 @@ button-start = Starten
 button-cancel = Abbrechen
 button-take = Aufnehmen
 button-pass = Fertig
+button-pass-take = Fertig
 button-transfer = { $card } weiterschieben
 button-show-trump = { $card } zeigen und weiterschieben
 button-exchange = Gegen den Trumpf tauschen
@@ -99,6 +100,7 @@ table-waiting-deadline = Warte auf { $names } ({ $seconds } Sek.).
 seat-out = raus
 seat-takes = nimmt auf
 seat-passed = fertig
+seat-passed-take = fertig
 seat-may-add = darf zuwerfen
 
 ## Die Hand (privat)
@@ -112,6 +114,8 @@ hand-you-take = Du nimmst auf. Die anderen dürfen noch zuwerfen.
 hand-you-are-attacked = { $player } greift dich an: Warte auf die erste Karte.
 hand-you-covered = Alles ist geschlagen. Die anderen dürfen noch zuwerfen.
 hand-you-may-add = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt, oder auf „Fertig“ tippen.
+hand-you-may-add-take = { $player } nimmt auf. Du kannst noch eine Karte zuwerfen, deren Wert auf dem Tisch liegt, oder auf „Fertig“ tippen.
+hand-you-may-add-now = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt.
 hand-you-are-out = Du bist raus. Gut gespielt!
 hand-seconds-left = Noch { $seconds } Sek.
 hand-choose = Welcher Zug?
@@ -284,4 +288,4 @@ practice-title = Training
 practice-running = Du spielst hier schon ein Trainingsspiel; spiel es zu Ende oder sende /cancel.
 practice-in-private = Trainingsspiele laufen in unserem privaten Chat: Sende mir dort /practice.
 cmd-practice = Gegen den Computer trainieren
-error-not-your-button = Dieser Knopf ist für jemand anderen.
+error-not-your-button = Diese Schaltfläche ist für jemand anderen.

@@ -44,7 +44,7 @@ newgame-running = A game is running here. Wait for it to end, or /cancel it.
 newgame-in-group = Durak is played in groups: add me to a group and send /newgame there.
 private-joined = You have a seat in the game in <b>{ $chat }</b>. Your cards will appear here.
 group-joined = { $player } has a seat.
-group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start, then send /hand. Until then their turns time out.
+group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then their turns time out.
 game-cancelled = The game was cancelled. No result is recorded.
 
 ## Rules
@@ -78,6 +78,7 @@ button-start = Start
 button-cancel = Cancel
 button-take = Take
 button-pass = Done
+button-pass-take = Done
 button-transfer = Transfer { $card }
 button-show-trump = Show { $card } to transfer
 button-exchange = Swap for the trump
@@ -99,6 +100,7 @@ table-waiting-deadline = Waiting for { $names } ({ $seconds } s).
 seat-out = out
 seat-takes = takes
 seat-passed = done
+seat-passed-take = done
 seat-may-add = may throw in
 
 ## The hand (private)
@@ -112,6 +114,8 @@ hand-you-take = You take. The others may still throw in.
 hand-you-are-attacked = { $player } attacks you: wait for the first card.
 hand-you-covered = Everything is covered. The others may still throw in.
 hand-you-may-add = You may throw in a card of a rank on the table, or tap Done.
+hand-you-may-add-take = { $player } takes. You may still throw in a card of a rank on the table, or tap Done.
+hand-you-may-add-now = You may throw in a card of a rank on the table.
 hand-you-are-out = You are out of the game. Well played!
 hand-seconds-left = { $seconds } s left.
 hand-choose = Which one?

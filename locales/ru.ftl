@@ -52,7 +52,7 @@ newgame-running = Здесь уже идёт игра. Дождись её ко�
 newgame-in-group = В дурака играют в группах: добавь меня в группу и отправь там /newgame.
 private-joined = Ты за столом в игре в <b>{ $chat }</b>. Твои карты появятся здесь.
 group-joined = { $player } садится за стол.
-group-blocked = Не могу отправить карты игроку { $player }: бот заблокирован или ещё не запущен. Открой { $link }, нажми «Начать», затем отправь /hand. До тех пор ходы этого игрока пропускаются по истечении времени.
+group-blocked = Не могу отправить карты игроку { $player }: бот заблокирован или ещё не запущен. Открой { $link }, нажми «Запустить» (или «Перезапустить», если бот был заблокирован), затем отправь /hand. До тех пор ходы этого игрока пропускаются по истечении времени.
 game-cancelled = Игра отменена. Результат не засчитан.
 
 ## Правила
@@ -98,6 +98,7 @@ button-start = Начать
 button-cancel = Отмена
 button-take = Взять
 button-pass = Бито
+button-pass-take = Пас
 button-transfer = Перевести { $card }
 button-show-trump = Показать { $card } и перевести
 button-exchange = Обменять на козырь
@@ -119,6 +120,7 @@ table-waiting-deadline = Ждём: { $names } ({ $seconds } сек.).
 seat-out = вне игры
 seat-takes = берёт
 seat-passed = бито
+seat-passed-take = пас
 seat-may-add = может подкинуть
 
 ## Рука (личный чат)
@@ -132,6 +134,8 @@ hand-you-take = Ты берёшь. Остальные ещё могут подк
 hand-you-are-attacked = { $player } ходит под тебя: жди первую карту.
 hand-you-covered = Всё побито. Остальные ещё могут подкинуть.
 hand-you-may-add = Можешь подкинуть карту того же достоинства, что есть на столе, или нажми «Бито».
+hand-you-may-add-take = { $player } забирает. Можешь ещё подкинуть карту того же достоинства, что есть на столе, или нажми «Пас».
+hand-you-may-add-now = Можешь подкинуть карту того же достоинства, что есть на столе.
 hand-you-are-out = У тебя не осталось карт — ты вне игры. Хорошо сыграно!
 hand-seconds-left = Осталось { $seconds } сек.
 hand-choose = Какой ход?
@@ -146,7 +150,7 @@ log-defend = { $player } отбивает карту
 log-transfer = { $player } переводит на { $target }
 log-show = { $player } показывает козырь и переводит на { $target }
 log-take = { $player } берёт
-log-pass = { $player }: бито
+log-pass = { $player } больше не подкидывает
 log-beaten =
     { $count ->
         [one] В отбой уходит { $count } карта
@@ -212,7 +216,7 @@ error-limit-reached = В этом раунде больше подкидыват
 error-transfer-not-allowed = Сейчас перевести нельзя.
 error-no-such-attack = Такой непобитой карты на столе нет.
 error-cannot-take = Брать нечего.
-error-cannot-pass = Сейчас нельзя сказать «Бито».
+error-cannot-pass = Сейчас нельзя пасовать.
 error-exchange-not-allowed = Обменять на козырь нельзя.
 error-redeal-not-allowed = Попросить пересдачу нельзя.
 

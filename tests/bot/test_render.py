@@ -13,7 +13,7 @@ import pytest
 from bot import render
 from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
-from engine import Attack, Card, Game, RandomPlayer, Rules
+from engine import Attack, Card, Defend, Game, RandomPlayer, Rules, Take
 from tests.fakes.html import parse_html
 
 TR = Translator()
@@ -144,3 +144,35 @@ def test_table_marks_who_may_throw_in(throw_in: str, may_add: set[str]) -> None:
         if line.split(" ", 1)[-1].startswith(name) and "may throw in" in line
     }
     assert marked == may_add
+
+
+def _hand_of(game: Game, player: str, lang: str) -> tuple[str, list[str]]:
+    rendered = render.hand(TR, lang, game.view(player), game_id=1, names=NAMES, chat_title="x")
+    assert rendered.keyboard is not None
+    return rendered.text, [b.text for row in rendered.keyboard.inline_keyboard for b in row]
+
+
+def test_r9_an_attacker_is_told_of_done_only_when_done_is_offered() -> None:
+    game = Game.from_position(
+        {"1": "6♠ 6♥ 9♣", "2": "7♠ 8♦ 10♦ J♦", "3": "10♣ J♣ Q♣ K♣"}, trump="A♥", attacker="1"
+    )
+    game.apply("1", Attack(Card.parse("6♠")))
+    text, labels = _hand_of(game, "1", "en")  # the defender is still to move
+    assert "6♥" in labels and "Done" not in labels
+    assert "Done" not in text and "throw in" in text
+    game.apply("2", Defend(Card.parse("6♠"), Card.parse("7♠")))
+    text, labels = _hand_of(game, "1", "ru")  # all beaten: "Бито" ends the bout
+    assert "Бито" in labels and "«Бито»" in text
+
+
+def test_r13_after_a_take_done_is_pass_in_russian() -> None:
+    game = Game.from_position(
+        {"1": "6♠ 6♥ 9♣", "2": "7♦ 8♦ 10♦ J♦", "3": "10♣ J♣ Q♣ K♣"}, trump="A♥", attacker="1"
+    )
+    game.apply("1", Attack(Card.parse("6♠")))
+    game.apply("2", Take())
+    text, labels = _hand_of(game, "1", "ru")
+    assert "Пас" in labels and "Бито" not in labels
+    assert "забирает" in text and "«Пас»" in text
+    table = render.table(TR, "ru", game.view(None), names=NAMES).text
+    assert "бито" not in table
