@@ -117,11 +117,13 @@ def _lang(update: Update) -> str | None:
 
 
 async def hand_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    chat, user = update.effective_chat, update.effective_user
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
     await service_of(context).resend_hand(
-        person=person_of(user), chat_id=chat.id if _is_group(chat) else None
+        person=person_of(user),
+        chat_id=chat.id if _is_group(chat) else None,
+        message_id=message.message_id if message else None,
     )
 
 

@@ -1113,8 +1113,10 @@ class GameService:
                 if seat.user_id is not None:
                     await tx.players.set_can_message(user_id=seat.user_id, value=False)
 
-    async def resend_hand(self, *, person: Person, chat_id: int | None) -> None:
-        """/hand: send the hand again as a new private message."""
+    async def resend_hand(
+        self, *, person: Person, chat_id: int | None, message_id: int | None = None
+    ) -> None:
+        """/hand: send the hand again as a new private message (the old one loses its keys)."""
         records = (
             [r for r in (await self._peek(chat_id),) if r is not None]
             if chat_id is not None
@@ -1127,12 +1129,23 @@ class GameService:
                 record = await self._load(peeked.chat_id)  # the live copy, under the lock
                 if record is None or record.game is None:
                     continue
-                record.hand_messages.pop(person.player_id, None)
+                old = record.hand_messages.pop(person.player_id, None)
                 self._sent_hands.pop((record.id or 0, person.player_id), None)
                 blocked = record.meta.get("blocked", [])
                 if person.player_id in blocked:
                     blocked.remove(person.player_id)
                 await self._publish_hands(record, only={person.player_id}, force=True)
+                if old is not None and record.hand_messages.get(person.player_id) != old:
+                    lang = self.lang_of(record, person.player_id)
+                    await self.out.close_keyboard(
+                        person.user_id, old, render.Rendered(self.t(lang, "hand-replaced"))
+                    )
+            return
+        if chat_id is not None:  # in a group, from someone who does not play there
+            lang = await self.chat_language(chat_id, person.language)
+            running = any(r.status == "running" for r in records)
+            key = "error-not-in-game" if running else "error-no-game"
+            await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
             return
         await self.out.send(
             person.user_id, render.Rendered(self.t(person.language, "error-no-game"))

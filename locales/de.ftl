@@ -121,6 +121,7 @@ hand-seconds-left = Noch { $seconds } Sek.
 hand-choose = Welcher Zug?
 hand-empty = Du hast keine Karten.
 hand-cancelled = Dieses Spiel wurde abgebrochen.
+hand-replaced = Deine Karten stehen in der neueren Nachricht unten.
 hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.
 
 ## Ereignisse (die letzten Züge am Tisch)

@@ -121,6 +121,7 @@ hand-seconds-left = { $seconds } s left.
 hand-choose = Which one?
 hand-empty = You have no cards.
 hand-cancelled = This game was cancelled.
+hand-replaced = Your cards are in the newer message below.
 hand-bot-removed = I was removed from the group; the game has ended.
 
 ## Events (the table's last moves)

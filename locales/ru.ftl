@@ -141,6 +141,7 @@ hand-seconds-left = Осталось { $seconds } сек.
 hand-choose = Какой ход?
 hand-empty = У тебя нет карт.
 hand-cancelled = Эта игра отменена.
+hand-replaced = Твои карты — в новом сообщении ниже.
 hand-bot-removed = Меня удалили из группы — игра окончена.
 
 ## События (последние ходы за столом)

@@ -448,6 +448,23 @@ async def test_hand_command_resends_the_hand(harness: BotHarness) -> None:
     new = h.hand_message(alice)
     assert new.message_id != old.message_id
     assert new.buttons
+    # The old message keeps no buttons that would act on the same game.
+    assert h.fake.message(alice.id, old.message_id).buttons == []
+
+
+async def test_hand_command_from_someone_not_playing_answers_in_the_group(
+    harness: BotHarness,
+) -> None:
+    """Even from a user the bot cannot write to privately: the answer is in the group."""
+    h = harness
+    alice, bob = make_players(h, 2)
+    carol = h.user(3, "Carol")  # never started the bot
+    group = h.fake.group(-2032, "Club", admins={alice})
+    await h.send(carol.send(group, "/hand"))
+    assert h.fake.last_message(group.id).text == h.service.t("en", "error-no-game")
+    await h.open_game(group, [alice, bob])
+    await h.send(carol.send(group, "/hand"))
+    assert h.fake.last_message(group.id).text == h.service.t("en", "error-not-in-game")
 
 
 async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarness) -> None:
