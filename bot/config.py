@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from storage import parse_database_url
+
 TELEGRAM_API = "https://api.telegram.org/bot"
 
 
@@ -45,6 +47,12 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        parse_database_url(value)  # a ValueError naming what is wrong (no password shown)
+        return value
 
     @field_validator("bot_api_base_url")
     @classmethod

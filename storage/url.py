@@ -56,6 +56,9 @@ class DatabaseURL:
 def parse_database_url(url: str) -> DatabaseURL:
     """Parse a ``DATABASE_URL``; raise ValueError naming the problem if it is not usable."""
     parts = urlsplit(url.strip())
+    if parts.password:  # never echo a password into an error message or a log line
+        host = parts.netloc.rpartition("@")[2]
+        url = parts._replace(netloc=f"{parts.username or ''}:***@{host}").geturl()
     scheme = parts.scheme.lower()
     if scheme in {"postgres", "postgresql"} or scheme.startswith("postgresql+"):
         raise ValueError(f"DATABASE_URL {url!r}: PostgreSQL is not supported yet, use sqlite:///")

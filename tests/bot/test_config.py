@@ -39,7 +39,13 @@ def test_missing_token_stops_with_one_line_and_exit_code_2(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("TURN_TIMEOUT", "soon"), ("DEFAULT_LANGUAGE", "fr"), ("BOT_API_BASE_URL", "ftp://x")],
+    [
+        ("TURN_TIMEOUT", "soon"),
+        ("DEFAULT_LANGUAGE", "fr"),
+        ("BOT_API_BASE_URL", "ftp://x"),
+        ("DATABASE_URL", "mysql://u:SECRET@db/x"),
+        ("DATABASE_URL", "sqlite:///x.db?synchronous=bogus"),
+    ],
 )
 def test_malformed_setting_is_named(tmp_path: Path, name: str, value: str) -> None:
     result = run_bot(tmp_path, BOT_TOKEN="123456:SECRET-abcdef", **{name: value})

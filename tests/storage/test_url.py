@@ -37,3 +37,9 @@ def test_defaults_and_options() -> None:
 def test_bad_urls_name_the_problem(url: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_database_url(url)
+
+
+def test_a_password_in_the_url_never_shows_in_the_error() -> None:
+    with pytest.raises(ValueError, match=r"u:\*\*\*@h") as refused:
+        parse_database_url("postgresql://u:hunter2@h/db")
+    assert "hunter2" not in str(refused.value)
