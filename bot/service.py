@@ -604,13 +604,15 @@ class GameService:
             return
         async with self._locks[chat_id]:
             current = await self._load(chat_id)
+            lang = person.language  # a toast: the tapper's language
             if current is not None:
-                await self.out.answer(query, self.t(current.language, "newgame-lobby-open"))
+                key = "newgame-running" if current.status == "running" else "newgame-lobby-open"
+                await self.out.answer(query, self.t(lang, key))
                 return
             async with self.db.transaction(readonly=True) as tx:
                 old = await tx.games.get(game_id=data.game_id)
             if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
-                await self.out.answer(query, self.t(old.language, "error-not-in-game"))
+                await self.out.answer(query, self.t(lang, "error-not-in-game"))
                 return
             if old.meta.get("practice"):  # practice again: same opponents, still unranked
                 await self.out.answer(query)
@@ -624,10 +626,10 @@ class GameService:
                 person,
                 seats=list(old.lobby.seats),
             )
-            record.meta["langs"] = dict(old.meta.get("langs", {}))
+            record.meta["langs"] = {**old.meta.get("langs", {}), **record.meta.get("langs", {})}
             record.meta["previous_durak"] = old.game.durak
             await self._save(record)
-            await self.out.answer(query, self.t(record.language, "lobby-again"))
+            await self.out.answer(query, self.t(lang, "lobby-again"))
 
     # ------------------------------------------------------------------ moves
 

@@ -481,6 +481,11 @@ async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarnes
     assert "Alice" in lobby.text and "Bob" in lobby.text
     await h.send(alice.tap(lobby, "Start"))
     assert running_game(h, group) is not None
+    # Play again on the old result while the new game runs: pointed to the running game.
+    again = bob.tap(result, "Play again")
+    await h.send(again)
+    toast = h.fake.answer_for(again)
+    assert toast is not None and toast.text == h.service.t("en", "newgame-running")
 
 
 async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
