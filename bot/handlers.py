@@ -220,7 +220,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         data = decode(query.data)
     except BadCallback:
         logger.info("refused callback data from user %s", user.id)
-        await service.out.answer(query, service.t(user.language_code, "error-unknown-button"))
+        await service.unknown_button(query=query, person=person)
         return
     try:
         await _dispatch(service, query, person, data)

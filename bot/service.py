@@ -633,6 +633,23 @@ class GameService:
 
     # ------------------------------------------------------------------ moves
 
+    async def unknown_button(self, *, query: CallbackQuery, person: Person) -> None:
+        """Callback data the bot never made (forged, or from a much older version): nothing
+        changes; a player of a running game is answered "out of date" and gets the current
+        keyboard, anyone else "unknown button"."""
+        for peeked in list(self._live.values()):
+            if peeked.status != "running" or person.player_id not in self.names(peeked):
+                continue
+            async with self._locks[peeked.chat_id]:
+                record = await self._load(peeked.chat_id)
+                if record is None or record.game is None or record.status != "running":
+                    continue
+                pid = person.player_id
+                await self.out.answer(query, self.t(self.lang_of(record, pid), "error-stale"))
+                await self._publish_hands(record, only={pid}, force=True)
+                return
+        await self.out.answer(query, self.t(person.language, "error-unknown-button"))
+
     async def move(self, *, query: CallbackQuery, person: Person, data: MoveData) -> None:
         """A tap on a hand (or confirm) button."""
         chat_id = await self.chat_of_game(data.game_id)

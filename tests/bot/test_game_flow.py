@@ -119,13 +119,21 @@ async def test_stale_and_foreign_taps_change_nothing(harness: BotHarness) -> Non
     assert "not playing" in (h.fake.answer_for(tap).text or "")
     assert game.to_dict() == state
 
-    # forged data
-    for data in ("m1.0.c99", "x" * 64, "m999.0.T", "l1.z", ""):
+    # forged data: "out of date", and the player's hand is shown again as it is
+    for data in ("m1.0.c99", "x" * 64, "l1.z", ""):
         tap = attacker.tap_raw(hand, data)
         await h.send(tap)
         answer = h.fake.answer_for(tap)
-        assert answer is not None and answer.text
+        assert answer is not None and answer.text == h.service.t("en", "error-stale")
         assert game.to_dict() == state
+        assert h.hand_message(attacker).buttons == hand.buttons
+    tap = attacker.tap_raw(hand, "m999.0.T")  # well-formed, but no such game
+    await h.send(tap)
+    assert h.fake.answer_for(tap).text == h.service.t("en", "error-game-gone")
+    tap = outsider.tap_raw(hand, "x")  # not a player: nothing to show again
+    await h.send(tap)
+    assert h.fake.answer_for(tap).text == h.service.t("en", "error-unknown-button")
+    assert game.to_dict() == state
 
     # the real tap works once; the same button again is stale and changes nothing more
     tap = attacker.tap_raw(hand, card.callback_data or "")
