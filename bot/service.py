@@ -1546,6 +1546,10 @@ class GameService:
             )
             with contextlib.suppress(Blocked, TelegramError):
                 await self.out.send(seat.user_id, render.Rendered(text))
+        # The time left shown on the table and in the hands of those it waits for is brought
+        # up to date once per turn, here (the table through the coalescer, as ever).
+        await self._publish_hands(record, only=set(game.to_act), force=True)
+        await self.tables.request(record.chat_id)
 
     async def run_due(self, now: datetime | None = None) -> int:
         """Warn at half time; handle every lobby and turn whose deadline has passed.

@@ -180,6 +180,11 @@ async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> 
     warning = h.fake.last_message(slow.id)
     assert len(h.fake.messages(slow.id)) == before + 1
     assert "29 s left for your move in Club" in warning.text
+    # The table and the hand show the time left as of now, not the turn's first 60 s.
+    await h.service.flush()
+    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    assert "(29 s)" in table.text
+    assert "29 s" in h.hand_message(slow).text
     h.clock.advance(1)
     await h.service.run_due()
     assert len(h.fake.messages(slow.id)) == before + 1  # warned once per turn
