@@ -1500,8 +1500,20 @@ class GameService:
             await self._render_after(record)
 
     async def member_left(self, *, chat_id: int, user_id: int) -> None:
-        """A player who leaves the group during a game is treated as resigned."""
+        """A player who leaves the group during a game is treated as resigned; one seated in
+        the lobby loses the seat."""
         record = await self._peek(chat_id)
+        if record is not None and record.status == "lobby":
+            async with self._locks[chat_id]:
+                record = await self._load(chat_id)
+                if record is None or record.status != "lobby":
+                    return
+                seats = record.lobby.seats
+                if any(s.user_id == user_id for s in seats):
+                    record.lobby.seats = [s for s in seats if s.user_id != user_id]
+                    await self._save(record)
+                    await self._refresh_lobby(record)
+            return
         game = record.game if record is not None and record.status == "running" else None
         if game is not None and str(user_id) in game.active_players:
             await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="left")

@@ -200,6 +200,22 @@ async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> Non
     assert "Bob left the group" in h.fake.last_message(group.id).text
 
 
+async def test_a_player_who_leaves_the_group_loses_the_lobby_seat(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4009, "Club", admins={alice})
+    for user in (alice, bob):
+        await h.send(user.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    assert "Bob" in h.lobby_message(group).text
+    await h.send(bob.leave(group))
+    assert "Bob" not in h.lobby_message(group).text
+    tap = alice.tap(h.lobby_message(group), "Start")  # one player left: no game
+    await h.send(tap)
+    assert h.service._live[group.id].status == "lobby"
+
+
 async def test_start_without_payload_welcomes_with_an_add_to_group_button(
     harness: BotHarness,
 ) -> None:
