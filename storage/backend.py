@@ -94,11 +94,6 @@ def _is_busy(error: sqlite3.Error) -> bool:
     )
 
 
-def _read_outcome(future: asyncio.Future[None]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
 def _completed() -> asyncio.Future[None]:
     future = asyncio.get_running_loop().create_future()
     future.set_result(None)
@@ -109,11 +104,13 @@ def _is_query(sql: str) -> bool:
     return sql.lstrip()[:6].upper() == "SELECT"
 
 
-def _translated(error: BaseException) -> BaseException:
-    """The storage error for a ``sqlite3`` error, or the error itself."""
-    if isinstance(error, sqlite3.Error):
-        return _translate(error) or error
-    return error
+def _translated_from(error: BaseException) -> BaseException:
+    """The error to raise for ``error``: its storage error (caused by it), or itself."""
+    translated = _translate(error) if isinstance(error, sqlite3.Error) else None
+    if translated is None:
+        return error
+    translated.__cause__ = error
+    return translated
 
 
 def _translate(error: sqlite3.Error) -> StorageError | None:
@@ -385,9 +382,6 @@ class SqliteBackend(Backend):
         # the COMMIT comes before anything issued after this returns (tasks start in the order
         # they are created), and the caller need not wait for its thread meanwhile.
         committing = asyncio.ensure_future(self._call(self._driver.execute("COMMIT")))
-        # A caller cancelled while waiting never reads the outcome: a failure is then handled
-        # by the next BEGIN (see `_opening`), and needs no "never retrieved" warning.
-        committing.add_done_callback(_read_outcome)
         await asyncio.sleep(0)
         return committing
 
@@ -414,9 +408,12 @@ class SqliteBackend(Backend):
             error, rows = await self._driver.begin_and_fetchall(begin, sql, params)
         except sqlite3.Error as query_error:
             self._pending_begin = None  # the BEGIN went through: the transaction is open
-            raise _translated(query_error) from query_error
+            translated = _translate(query_error)
+            if translated is None:
+                raise
+            raise translated from query_error
         if error is not None:
-            raise _translated(error) from error
+            raise _translated_from(error)
         self._pending_begin = None
         return rows
 

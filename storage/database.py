@@ -18,6 +18,12 @@ from storage.schema import current_version, migrate
 from storage.url import DatabaseURL, parse_database_url
 
 
+def _read_outcome(future: asyncio.Future[None]) -> None:
+    """Nobody may be left to read it (a cancelled caller): not a "never retrieved" warning."""
+    if not future.cancelled():
+        future.exception()
+
+
 class Transaction:
     """Repositories bound to one open transaction (a unit of work).
 
@@ -134,12 +140,20 @@ class Database:
                 session.active = False
                 self._owner = None
         # The COMMIT is issued ahead of whatever the next transaction does: that one may begin
-        # while this one waits for the outcome. Shielded: a cancelled caller does not stop it.
+        # while this one waits for the outcome. A task of its own, shielded: a cancelled
+        # caller stops neither the COMMIT nor the clean-up after one that failed.
+        finishing = asyncio.ensure_future(self._finish_commit(committed))
+        finishing.add_done_callback(_read_outcome)
+        await asyncio.shield(finishing)
+
+    async def _finish_commit(self, committed: asyncio.Future[None]) -> None:
+        """Wait for the COMMIT; if it failed, roll back what it may have left open (holding the
+        write lock), unless the database was closed meanwhile (closing rolls back)."""
         try:
-            await asyncio.shield(committed)
-        except BaseException:
-            if committed.done() and not committed.cancelled() and committed.exception():
-                async with self._lock:  # the failed COMMIT may have left the transaction open
+            await committed
+        except Exception:
+            async with self._lock:
+                if not self._closed:
                     await self._backend.rollback()
             raise
 
