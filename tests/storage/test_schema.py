@@ -183,3 +183,24 @@ async def test_leaderboard_reads_the_index_in_order(db_path: Path, db_url: str) 
     details = " / ".join(str(row[-1]) for row in plan)
     assert "player_stats_leaderboard" in details
     assert "TEMP B-TREE" not in details
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id FROM games WHERE chat_id = ? ORDER BY id DESC LIMIT 1",  # latest_for_chat
+        "SELECT id FROM games WHERE chat_id = ?",  # migrate_chat
+    ],
+)
+async def test_a_chats_games_are_found_through_the_index(
+    db_path: Path, db_url: str, sql: str
+) -> None:
+    """Finished games stay in `games`: a chat's games must not mean reading all of them."""
+    async with Database.connect(db_url):
+        pass
+    with sqlite3.connect(db_path) as conn:
+        plan = conn.execute("EXPLAIN QUERY PLAN " + sql, (-1,)).fetchall()
+    conn.close()
+    details = " / ".join(str(row[-1]) for row in plan)
+    assert "games_chat" in details
+    assert "SCAN games" not in details
