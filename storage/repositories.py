@@ -128,6 +128,20 @@ def _game_record(row: Row) -> GameRecord:
     )
 
 
+def _loadable(rows: list[Row]) -> list[GameRecord]:
+    """The records of ``rows``, leaving out (with a warning naming it) any game this code
+    cannot load, so that one bad row does not keep every other game from going on."""
+    records = []
+    for row in rows:
+        try:
+            records.append(_game_record(row))
+        except StoredGameError as error:
+            logger.warning(
+                "active game %s of chat %s left out: %s", row["id"], row["chat_id"], error
+            )
+    return records
+
+
 class GameRepository:
     """Games of group chats, with optimistic concurrency on ``version``."""
 
@@ -245,27 +259,18 @@ class GameRepository:
         rows = await self._s.fetchall(
             f"SELECT {_GAME_COLUMNS} FROM games WHERE status IN ('lobby', 'running') ORDER BY id"
         )
-        records = []
-        for row in rows:
-            try:
-                records.append(_game_record(row))
-            except StoredGameError as error:
-                logger.warning(
-                    "active game %s of chat %s left out: %s",
-                    row["id"],
-                    row["chat_id"],
-                    error,
-                )
-        return records
+        return _loadable(rows)
 
     async def due(self, *, now: datetime) -> list[GameRecord]:
-        """Running games whose turn deadline is at or before ``now``, earliest first."""
+        """Running games whose turn deadline is at or before ``now``, earliest first.
+
+        A game this code cannot load is left out with a warning, as in `all_active`."""
         rows = await self._s.fetchall(
             f"SELECT {_GAME_COLUMNS} FROM games WHERE status = 'running' "
             "AND deadline_us IS NOT NULL AND deadline_us <= ? ORDER BY deadline_us, id",
             (to_us(now),),
         )
-        return [_game_record(row) for row in rows]
+        return _loadable(rows)
 
     async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
         """Move the chat's games to its new id (group upgraded to supergroup).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,10 @@ async def test_all_active_skips_a_game_it_cannot_load(
     assert "engine format version 999" in warnings[0].getMessage()
     assert f"active game {broken_rules.id} of chat -400" in warnings[1].getMessage()
     assert "rules" in warnings[1].getMessage()
+    # The same for the games whose deadline is due.
+    async with Database.connect(db_url) as db, db.transaction(readonly=True) as tx:
+        due = await tx.games.due(now=datetime(2100, 1, 1, tzinfo=UTC))
+    assert [r.id for r in due] == [first.id]
 
 
 async def test_corrupt_state_and_rules(db_path: Path, db_url: str) -> None:
