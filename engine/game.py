@@ -127,15 +127,20 @@ class Game:
 
     __slots__ = (
         "_active",
+        "_attacker",
         "_attacks",
         "_beaters",
+        "_bout_opener",
         "_bouts",
+        "_deal_number",
         "_defences",
+        "_defender",
         "_discard",
         "_draw_orders",
         "_elig",
         "_elig_by",
         "_extras",
+        "_first_bout",
         "_hands",
         "_history",
         "_history_json",
@@ -145,8 +150,11 @@ class Game:
         "_out",
         "_outcome",
         "_passed",
+        "_players",
         "_previous_durak",
         "_rank_bits",
+        "_rules",
+        "_seed",
         "_shown",
         "_solo",
         "_stock",
@@ -154,29 +162,21 @@ class Game:
         "_to_act",
         "_took",
         "_trump_bits",
+        "_trump_card",
+        "_trump_suit",
         "_unbeaten",
-        "attacker",
-        "bout_opener",
-        "deal_number",
-        "defender",
-        "first_bout",
-        "players",
-        "rules",
-        "seed",
-        "trump_card",
-        "trump_suit",
     )
 
-    rules: Rules
-    players: tuple[str, ...]
-    seed: int | None
-    deal_number: int
-    trump_card: Card | None
-    trump_suit: Suit
-    attacker: str
-    defender: str
-    bout_opener: str
-    first_bout: bool
+    _rules: Rules
+    _players: tuple[str, ...]
+    _seed: int | None
+    _deal_number: int
+    _trump_card: Card | None
+    _trump_suit: Suit
+    _attacker: str
+    _defender: str
+    _bout_opener: str
+    _first_bout: bool
     _hands: dict[str, int]  # bitmask over card.index (see engine.cards.cards_of)
     _stock: list[Card]  # face down, top at the end; the face-up trump at index 0
     _discard: list[Card]
@@ -224,11 +224,11 @@ class Game:
         if not all(isinstance(p, str) and p for p in players):
             raise ValueError(f"player ids must be non-empty strings: {list(players)}")
         rules.check_players(len(players))
-        game.rules = rules
+        game._rules = rules
         game._extras = rules.trump_exchange or rules.redeal_on_flush
-        game.players = players
-        game.seed = None
-        game.deal_number = 0
+        game._players = players
+        game._seed = None
+        game._deal_number = 0
         game._previous_durak = None
         game._hands = dict.fromkeys(players, 0)
         game._stock = []
@@ -252,12 +252,12 @@ class Game:
         game._to_act = None
         game._elig = ()
         game._solo = {p: frozenset((p,)) for p in players}
-        game.first_bout = True
+        game._first_bout = True
         return game
 
     def _set_trump(self, suit: Suit, card: Card | None) -> None:
-        self.trump_suit = suit
-        self.trump_card = card
+        self._trump_suit = suit
+        self._trump_card = card
         self._trump_bits = SUIT_BITS[suit]
         self._beaters = _BEATERS[suit]
 
@@ -274,22 +274,22 @@ class Game:
         `previous_durak` is the durak of the chat's previous game, for `series_start` (R5).
         """
         game = cls._blank(players, rules or Rules())
-        game.seed = secrets.randbits(63) if seed is None else seed
-        game._previous_durak = previous_durak if previous_durak in game.players else None
+        game._seed = secrets.randbits(63) if seed is None else seed
+        game._previous_durak = previous_durak if previous_durak in game._players else None
         game._deal()
         return game
 
     def _deal_rng(self) -> random.Random:
-        return random.Random(f"durak:{self.seed}:{self.deal_number}")
+        return random.Random(f"durak:{self._seed}:{self._deal_number}")
 
     def _deal(self) -> None:
         """R4 deal and trump, R5 first attacker; redeal while nobody holds a trump (R5)."""
-        rules = self.rules
+        rules = self._rules
         while True:
             rng = self._deal_rng()
             cards = shuffled_deck(rules.deck_size, rng)  # top first
-            n, size = len(self.players), rules.hand_size
-            for i, p in enumerate(self.players):
+            n, size = len(self._players), rules.hand_size
+            for i, p in enumerate(self._players):
                 self._hands[p] = bits_of(cards[i * size : (i + 1) * size])
             rest = cards[n * size :]
             if rest:
@@ -302,28 +302,28 @@ class Game:
             first = self._first_attacker(rng)
             if first is not None:
                 break
-            self.deal_number += 1
+            self._deal_number += 1
         self._start_bout(first)
 
     def _first_attacker(self, rng: random.Random) -> str | None:
         """R5: series start, else the holder of the lowest trump, else redeal or random."""
         prev = self._previous_durak
-        if prev is not None and self.rules.series_start != "lowest_trump":
-            seat = self.players.index(prev)
-            n = len(self.players)
-            if self.rules.series_start == "attack_durak":
-                return self.players[(seat - 1) % n]
-            return self.players[(seat + 1) % n]
+        if prev is not None and self._rules.series_start != "lowest_trump":
+            seat = self._players.index(prev)
+            n = len(self._players)
+            if self._rules.series_start == "attack_durak":
+                return self._players[(seat - 1) % n]
+            return self._players[(seat + 1) % n]
         best: tuple[int, str] | None = None
-        for p in self.players:
+        for p in self._players:
             trumps = self._hands[p] & self._trump_bits
             low = trumps & -trumps  # within one suit, the lowest bit is the lowest rank
             if trumps and (best is None or low < best[0]):
                 best = (low, p)
         if best is not None:
             return best[1]
-        if self.rules.no_trump_start == "random":
-            return rng.choice(self.players)
+        if self._rules.no_trump_start == "random":
+            return rng.choice(self._players)
         return None
 
     @classmethod
@@ -374,12 +374,12 @@ class Game:
             game._hands[p] = bits_of(h)
         game._stock = list(reversed(in_stock))
         game._discard = discard_cards
-        game.first_bout = first_bout
+        game._first_bout = first_bout
         if not game._stock:
-            empty = tuple(p for p in game.players if not game._hands[p])
+            empty = tuple(p for p in game._players if not game._hands[p])
             if empty:
                 game._out.append(empty)
-                game._set_active([p for p in game.players if p not in empty])
+                game._set_active([p for p in game._players if p not in empty])
         if len(game._active) < 2:
             raise ValueError("a position needs at least two players holding cards")
         if attacker is None:
@@ -422,6 +422,53 @@ class Game:
     @property
     def discard_size(self) -> int:
         return len(self._discard)
+
+    # ------------------------------------------------------------------ read-only state
+
+    @property
+    def rules(self) -> Rules:
+        return self._rules
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """Every player id in seat order (clockwise), out players included."""
+        return self._players
+
+    @property
+    def seed(self) -> int | None:
+        return self._seed
+
+    @property
+    def deal_number(self) -> int:
+        """How many times the cards were dealt anew (R5 no trump, R6 flush) before this deal."""
+        return self._deal_number
+
+    @property
+    def trump_suit(self) -> Suit:
+        return self._trump_suit
+
+    @property
+    def trump_card(self) -> Card | None:
+        """The face-up trump under the stock; None once it has been drawn."""
+        return self._trump_card
+
+    @property
+    def attacker(self) -> str:
+        return self._attacker
+
+    @property
+    def defender(self) -> str:
+        return self._defender
+
+    @property
+    def bout_opener(self) -> str:
+        """Who opened the bout (the attacker before any transfer)."""
+        return self._bout_opener
+
+    @property
+    def first_bout(self) -> bool:
+        """True until the first discard: the bout limit is `rules.first_bout_limit` (R10)."""
+        return self._first_bout
 
     @property
     def discard(self) -> tuple[Card, ...]:
@@ -483,9 +530,9 @@ class Game:
             if self._outcome is not None:
                 cached = frozenset()
             elif not self._attacks:
-                cached = self._solo[self.attacker]
+                cached = self._solo[self._attacker]
             elif not self._took and self._unbeaten:
-                cached = self._solo[self.defender]
+                cached = self._solo[self._defender]
             else:
                 cached = frozenset(self._waiting_attackers())
             self._to_act = cached
@@ -503,8 +550,8 @@ class Game:
 
     def _compute_eligible(self) -> tuple[str, ...]:
         """R9: who may throw in to this bout (fixed until the bout ends or is transferred)."""
-        active, defender = self._active, self.defender
-        mode = self.rules.throw_in
+        active, defender = self._active, self._defender
+        mode = self._rules.throw_in
         if mode == "all" or (mode == "neighbours_at_5" and len(active) <= 4):
             return tuple([p for p in active if p != defender])
         i, n = active.index(defender), len(active)
@@ -516,7 +563,7 @@ class Game:
 
     def _set_defender(self, defender: str) -> None:
         """Make `defender` defend: R10's limit and R9's throw-in list follow."""
-        self.defender = defender
+        self._defender = defender
         self._limit = min(self._cap(), self._hands[defender].bit_count())
         elig = self._elig_by.get(defender)
         if elig is None:
@@ -544,23 +591,23 @@ class Game:
         if nxt is not None:
             return nxt
         active = self._active
-        seat, n = self.players.index(player), len(self.players)
+        seat, n = self._players.index(player), len(self._players)
         for step in range(1, n + 1):
-            p = self.players[(seat + step) % n]
+            p = self._players[(seat + step) % n]
             if p in active:
                 return p
         raise AssertionError("no active player")
 
     def _can_exchange(self, player: str) -> bool:
         """R19: the holder of the deck's lowest trump swaps it for the face-up trump."""
-        if not self.rules.trump_exchange or not self._stock or self.trump_card is None:
+        if not self._rules.trump_exchange or not self._stock or self._trump_card is None:
             return False
-        low = Card(self.rules.lowest_rank, self.trump_suit)
-        return self._stock[0] is self.trump_card and bool(self._hands[player] & low.bit)
+        low = Card(self._rules.lowest_rank, self._trump_suit)
+        return self._stock[0] is self._trump_card and bool(self._hands[player] & low.bit)
 
     def _can_redeal(self, player: str) -> bool:
         """R6: before the first attack, five or more of one suit and no trump."""
-        if not self.rules.redeal_on_flush or self._bouts or self._attacks:
+        if not self._rules.redeal_on_flush or self._bouts or self._attacks:
             return False
         hand = self._hands[player]
         if hand & self._trump_bits:
@@ -569,13 +616,13 @@ class Game:
 
     def _transfer_target_ok(self, adds: int) -> bool:
         """R14: the next player must hold as many cards as the attack cards would number."""
-        target = self._next_active(self.defender)
+        target = self._next_active(self._defender)
         count = len(self._attacks) + adds
         return self._hands[target].bit_count() >= count and count <= self._cap()
 
     def _cap(self) -> int:
         """R10: five (or six) until the first discard, six after."""
-        return self.rules.first_bout_limit if self.first_bout else MAX_BOUT_CARDS
+        return self._rules.first_bout_limit if self._first_bout else MAX_BOUT_CARDS
 
     def _transfer_open(self) -> bool:
         """R14: a transfer is possible only while no attack card of the bout is beaten."""
@@ -599,23 +646,23 @@ class Game:
         hand = self._hands[player]
         out: list[Action] = []
         attacks = self._attacks
-        if player == self.defender:
+        if player == self._defender:
             unbeaten = self._unbeaten
             if unbeaten and not self._took:
                 beaters = self._beaters
                 for a in attacks:
                     if a.bit & unbeaten:  # R11: any card that beats it (R2)
                         _add_actions(out, _DEFENDS[a.index], hand & beaters[a.index])
-                if self.rules.transfer and self._transfer_open():  # R14
+                if self._rules.transfer and self._transfer_open():  # R14
                     same = hand & RANK_BITS[attacks[0].rank]
                     if self._transfer_target_ok(1):
                         _add_actions(out, _TRANSFERS, same)
-                    if self.rules.transfer_by_showing_trump and self._transfer_target_ok(0):
+                    if self._rules.transfer_by_showing_trump and self._transfer_target_ok(0):
                         shown = bits_of(self._shown)
                         _add_actions(out, _SHOWS, same & self._trump_bits & ~shown)
                 out.append(TAKE)
         elif not attacks:
-            if player == self.attacker:  # R8: any card opens the bout (_add_actions, inlined)
+            if player == self._attacker:  # R8: any card opens the bout (_add_actions, inlined)
                 if hand & _CLUBS:
                     out += _ATTACKS[hand & _CLUBS]
                 if hand & _DIAMONDS:
@@ -676,11 +723,11 @@ class Game:
 
     def _play_attack(self, player: str, action: Attack, events: list[Event]) -> None:
         card = action.card
-        if player == self.defender:
+        if player == self._defender:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, "the defender cannot attack")
         if not self._attacks:
-            if player != self.attacker:
-                raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{self.attacker} opens this bout")
+            if player != self._attacker:
+                raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{self._attacker} opens this bout")
         elif player in self._passed or player not in self._elig:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} may not throw in now")
         bit = card.bit
@@ -708,7 +755,7 @@ class Game:
 
     def _play_defend(self, player: str, action: Defend, events: list[Event]) -> None:
         attack, card = action.attack, action.card
-        if player != self.defender or self._took:
+        if player != self._defender or self._took:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending now")
         bit = card.bit
         if not self._hands[player] & bit:
@@ -725,29 +772,29 @@ class Game:
         events.append(Defended(player, attack, card))
 
     def _check_transfer(self, player: str, card: Card, adds: int) -> None:
-        if player != self.defender or self._took:
+        if player != self._defender or self._took:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending now")
-        if not self.rules.transfer or (adds == 0 and not self.rules.transfer_by_showing_trump):
+        if not self._rules.transfer or (adds == 0 and not self._rules.transfer_by_showing_trump):
             raise _illegal(ErrorCode.TRANSFER_NOT_ALLOWED, "transfers are off in these rules")
         self._require_card(player, card)
         if not self._transfer_open():
             raise _illegal(ErrorCode.TRANSFER_NOT_ALLOWED, "a card is already beaten")
         if card.rank != self._attacks[0].rank:
             raise _illegal(ErrorCode.RANK_NOT_ON_TABLE, f"{card} is not of the attacked rank")
-        if adds == 0 and (card.suit is not self.trump_suit or card in self._shown):
+        if adds == 0 and (card.suit is not self._trump_suit or card in self._shown):
             raise _illegal(
                 ErrorCode.TRANSFER_NOT_ALLOWED, f"{card} cannot be shown to transfer now"
             )
         if not self._transfer_target_ok(adds):
             raise _illegal(
                 ErrorCode.TRANSFER_NOT_ALLOWED,
-                f"{self._next_active(self.defender)} holds too few cards to take a transfer",
+                f"{self._next_active(self._defender)} holds too few cards to take a transfer",
             )
 
     def _do_transfer(self, player: str, card: Card, shown: bool, events: list[Event]) -> None:
         """R14: the bout passes to the next active player; the transferrer attacks."""
         target = self._next_active(player)
-        self.attacker = player
+        self._attacker = player
         self._set_defender(target)
         self._passed.clear()
         events.append(Transferred(player, card, target, shown))
@@ -769,7 +816,7 @@ class Game:
         self._do_transfer(player, card, True, events)
 
     def _play_take(self, player: str, action: Take, events: list[Event]) -> None:
-        if player != self.defender:
+        if player != self._defender:
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not defending")
         if self._took or not self._unbeaten:
             raise _illegal(ErrorCode.CANNOT_TAKE, "there is no open attack to take")
@@ -778,7 +825,7 @@ class Game:
         events.append(TakeDeclared(player))
 
     def _play_pass(self, player: str, action: Pass, events: list[Event]) -> None:
-        if player == self.defender or player not in self._eligible():
+        if player == self._defender or player not in self._eligible():
             raise _illegal(ErrorCode.NOT_YOUR_TURN, f"{player} is not attacking")
         if not self._attacks:
             raise _illegal(ErrorCode.CANNOT_PASS, "the bout must be opened with a card")
@@ -797,22 +844,22 @@ class Game:
     def _play_exchange(self, player: str, action: ExchangeTrump, events: list[Event]) -> None:
         if not self._can_exchange(player):
             raise _illegal(ErrorCode.EXCHANGE_NOT_ALLOWED, f"{player} cannot exchange the trump")
-        low = Card(self.rules.lowest_rank, self.trump_suit)
+        low = Card(self._rules.lowest_rank, self._trump_suit)
         face_up = self._stock[0]
         self._hands[player] ^= low.bit | face_up.bit
         self._stock[0] = low
-        self.trump_card = low
+        self._trump_card = low
         events.append(TrumpExchanged(player, low, face_up))
 
     def _play_redeal(self, player: str, action: Redeal, events: list[Event]) -> None:
         if not self._can_redeal(player):
             raise _illegal(ErrorCode.REDEAL_NOT_ALLOWED, f"{player} cannot ask for a new deal")
-        if self.seed is None:  # a hand-built position: deal afresh from a new seed
-            self.seed = secrets.randbits(63)
-        self.deal_number += 1
+        if self._seed is None:  # a hand-built position: deal afresh from a new seed
+            self._seed = secrets.randbits(63)
+        self._deal_number += 1
         events.append(Redealt(player))
         self._deal()
-        events.append(BoutStarted(self.attacker, self.defender))
+        events.append(BoutStarted(self._attacker, self._defender))
 
     # ------------------------------------------------------------------ bout flow
 
@@ -826,9 +873,9 @@ class Game:
                 self._end_bout(events, False)
                 return
         elif self._unbeaten:
-            self._to_act = self._solo[self.defender]
+            self._to_act = self._solo[self._defender]
             return
-        elif not self._hands[self.defender]:
+        elif not self._hands[self._defender]:
             self._end_bout(events, True)
             return
         else:
@@ -840,11 +887,11 @@ class Game:
 
     def _end_bout(self, events: list[Event], beaten: bool) -> None:
         """R12 (`beaten`) or R13; then draw (R15), go out (R16), end (R17) or go on (R7)."""
-        defender = self.defender
+        defender = self._defender
         cards = (*self._attacks, *filter(None, self._defences))
         if beaten:  # R12
             self._discard.extend(cards)
-            self.first_bout = False
+            self._first_bout = False
             events.append(BeatenOff(cards))
         else:  # R13
             self._hands[defender] |= self._table_bits
@@ -863,16 +910,16 @@ class Game:
         # R12: the defender attacks next (if still active); R13: the player after him.
         nxt = defender if beaten and defender in active else self._next_active(defender)
         self._start_bout(nxt)
-        events.append(BoutStarted(self.attacker, self.defender))
+        events.append(BoutStarted(self._attacker, self._defender))
 
     def _draw(self, events: list[Event]) -> None:
         """R15: from the bout's opener clockwise, the defender last; each draws fully."""
         stock = self._stock
         if not stock:
             return
-        size = self.rules.hand_size
+        size = self._rules.hand_size
         hands = self._hands
-        key = (self.bout_opener, self.defender)
+        key = (self._bout_opener, self._defender)
         order = self._draw_orders.get(key)
         if order is None:
             order = self._draw_orders[key] = self._draw_order()
@@ -892,8 +939,8 @@ class Game:
 
     def _draw_order(self) -> tuple[str, ...]:
         """R15: from the bout's opener clockwise, the defender last."""
-        active, defender = self._active, self.defender
-        start = active.index(self.bout_opener) if self.bout_opener in active else 0
+        active, defender = self._active, self._defender
+        start = active.index(self._bout_opener) if self._bout_opener in active else 0
         order = [p for p in active[start:] + active[:start] if p != defender]
         return (*order, defender)
 
@@ -913,7 +960,7 @@ class Game:
 
     def _start_bout(self, attacker: str) -> None:
         """R7: the attacker attacks the next active player."""
-        self.attacker = self.bout_opener = attacker
+        self._attacker = self._bout_opener = attacker
         self._set_defender(self._next[attacker])
         self._took = False
         if self._passed:
@@ -943,26 +990,26 @@ class Game:
         return GameView(
             viewer=player,
             hand=self.hand(player) if player is not None else None,
-            hand_counts={p: self._hands[p].bit_count() for p in self.players},
+            hand_counts={p: self._hands[p].bit_count() for p in self._players},
             table=tuple(self.table),
-            trump_card=self.trump_card,
-            trump_suit=self.trump_suit,
+            trump_card=self._trump_card,
+            trump_suit=self._trump_suit,
             stock_size=len(self._stock),
             discard_size=len(self._discard),
-            attacker=self.attacker,
-            defender=self.defender,
-            bout_opener=self.bout_opener,
+            attacker=self._attacker,
+            defender=self._defender,
+            bout_opener=self._bout_opener,
             defender_took=self._took,
             passed=frozenset(self._passed),
             limit=self._limit,
             to_act=self.to_act,
-            players=self.players,
+            players=self._players,
             active_players=tuple(self._active),
             out_order=tuple(self._out),
             is_over=self.is_over,
             outcome=self._outcome,
             move_number=self.move_number,
-            first_bout=self.first_bout,
+            first_bout=self._first_bout,
             legal=tuple(self.legal_actions(player)) if player is not None else (),
             throw_ins=self._elig if self._outcome is None else (),
         )
@@ -978,27 +1025,27 @@ class Game:
             encoded.extend((p, str(a)) for p, a in self._history[len(encoded) :])
         return {
             "format": FORMAT_VERSION,
-            "rules": _rules_to_dict(self.rules),
-            "players": list(self.players),
-            "seed": self.seed,
-            "deal_number": self.deal_number,
+            "rules": _rules_to_dict(self._rules),
+            "players": list(self._players),
+            "seed": self._seed,
+            "deal_number": self._deal_number,
             "previous_durak": self._previous_durak,
-            "hands": {p: [str(c) for c in self.hand(p)] for p in self.players},
+            "hands": {p: [str(c) for c in self.hand(p)] for p in self._players},
             "stock": [str(c) for c in reversed(self._stock)],  # top first
-            "trump_suit": self.trump_suit.value,
-            "trump_card": str(self.trump_card) if self.trump_card else None,
+            "trump_suit": self._trump_suit.value,
+            "trump_card": str(self._trump_card) if self._trump_card else None,
             "discard": [str(c) for c in self._discard],
             "active": list(self._active),
             "out": [list(g) for g in self._out],
-            "attacker": self.attacker,
-            "defender": self.defender,
-            "bout_opener": self.bout_opener,
+            "attacker": self._attacker,
+            "defender": self._defender,
+            "bout_opener": self._bout_opener,
             "table": [[str(a), str(d) if d else None] for a, d in self.table],
             "limit": self._limit,
             "took": self._took,
-            "passed": sorted(self._passed, key=self.players.index),
+            "passed": sorted(self._passed, key=self._players.index),
             "shown": [str(c) for c in sorted(self._shown)],
-            "first_bout": self.first_bout,
+            "first_bout": self._first_bout,
             "bouts": self._bouts,
             "history": [[p, a] for p, a in self._history_saved] + [[p, a] for p, a in encoded],
             "outcome": None
@@ -1028,19 +1075,19 @@ class Game:
     @classmethod
     def _from_dict_v1(cls, data: Mapping[str, Any]) -> Game:
         game = cls._blank(data["players"], _rules_from_dict(data["rules"]))
-        game.seed = data["seed"]
-        game.deal_number = data["deal_number"]
+        game._seed = data["seed"]
+        game._deal_number = data["deal_number"]
         game._previous_durak = data["previous_durak"]
         trump_card = Card.parse(data["trump_card"]) if data["trump_card"] else None
         game._set_trump(parse_suit(data["trump_suit"]), trump_card)
-        game._hands = {p: bits_of(parse_cards(data["hands"][p])) for p in game.players}
+        game._hands = {p: bits_of(parse_cards(data["hands"][p])) for p in game._players}
         game._stock = list(reversed(parse_cards(data["stock"])))
         game._discard = parse_cards(data["discard"])
-        game._set_active([p for p in game.players if p in set(data["active"])])
+        game._set_active([p for p in game._players if p in set(data["active"])])
         game._out = [tuple(g) for g in data["out"]]
-        game.attacker = data["attacker"]
-        game.defender = data["defender"]
-        game.bout_opener = data["bout_opener"]
+        game._attacker = data["attacker"]
+        game._defender = data["defender"]
+        game._bout_opener = data["bout_opener"]
         game._attacks = [Card.parse(a) for a, _ in data["table"]]
         game._defences = [Card.parse(d) if d else None for _, d in data["table"]]
         for c in (*game._attacks, *game._defences):
@@ -1050,12 +1097,12 @@ class Game:
             if d is None:
                 game._unbeaten |= a.bit
         # A finished game may name a defender who went out: nobody throws in any more.
-        game._elig = game._compute_eligible() if game.defender in game._active else ()
+        game._elig = game._compute_eligible() if game._defender in game._active else ()
         game._limit = data["limit"]
         game._took = data["took"]
         game._passed = set(data["passed"])
         game._shown = set(parse_cards(data["shown"]))
-        game.first_bout = data["first_bout"]
+        game._first_bout = data["first_bout"]
         game._bouts = data["bouts"]
         # Kept as text until someone reads `history`; checked now, so bad data fails here.
         if data["history"]:
@@ -1087,8 +1134,8 @@ class Game:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        state = "over" if self.is_over else f"{self.attacker} attacks {self.defender}"
-        return f"<Game {list(self.players)} move {self.move_number}: {state}>"
+        state = "over" if self.is_over else f"{self._attacker} attacks {self._defender}"
+        return f"<Game {list(self._players)} move {self.move_number}: {state}>"
 
 
 _RULES_DICTS: dict[Rules, dict[str, Any]] = {}

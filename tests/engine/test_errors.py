@@ -272,3 +272,27 @@ def test_errors_state_unchanged_after_each_refusal() -> None:
         assert game.to_dict() == before
         assert game.history == history
         assert game.move_number == len(history)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "attacker",
+        "defender",
+        "bout_opener",
+        "trump_suit",
+        "trump_card",
+        "players",
+        "rules",
+        "first_bout",
+        "seed",
+        "deal_number",
+    ],
+)
+def test_the_games_state_is_read_only(name: str) -> None:
+    """Only actions change a game: its public state cannot be assigned around the rules."""
+    game = Game.new(["a", "b", "c"], seed=1)
+    before = game.to_dict()
+    with pytest.raises(AttributeError):
+        setattr(game, name, getattr(game, name))
+    assert game.to_dict() == before
