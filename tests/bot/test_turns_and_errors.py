@@ -1,0 +1,106 @@
+"""What the bot issue asks of turns, seats and Telegram's answers, end to end: deadlines after
+a restart, the timeout move, the seat limit (R3), unblocking, a group that became a
+supergroup, and edits that change nothing."""
+
+from __future__ import annotations
+
+from engine import Card, Game, Rules
+from storage import ChatSettings
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeGroup
+
+
+def live(h: BotHarness, chat_id: int) -> Game:
+    record = h.service._live[chat_id]
+    assert record.status == "running" and record.game is not None
+    return record.game
+
+
+async def test_a_deadline_is_re_armed_after_a_restart(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6001, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.restart()
+    h.clock.advance(61)
+    assert await h.service.run_due() == 1
+    assert live(h, group.id).move_number == 1  # the timeout move was made
+
+
+async def test_r7_an_opener_who_times_out_plays_his_lowest_non_trump(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6002, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    position = Game.from_position(
+        {"1": "6♣ 9♥ 7♠", "2": "8♠ 7♥"}, trump="A♣", stock="10♣ J♣", attacker="1"
+    )
+    await h.set_position(group, position)
+    h.clock.advance(61)
+    assert await h.service.run_due() == 1
+    assert live(h, group.id).table == [(Card.parse("7♠"), None)]  # not the trump 6♣
+
+
+async def test_r3_a_lobby_seats_no_more_players_than_the_deck_allows(harness: BotHarness) -> None:
+    h = harness
+    async with h.service.db.transaction() as tx:  # 24 cards: at most four players
+        await tx.chats.save(settings=ChatSettings(chat_id=-6003, rules=Rules(deck_size=24)))
+    users = [h.user(i, f"U{i}") for i in range(1, 6)]
+    group = h.fake.group(-6003, "Club", admins={users[0]})
+    for user in users:
+        await h.send(user.start_private())
+    await h.send(users[0].send(group, "/newgame"))
+    for user in users[1:]:
+        tap = user.tap(h.lobby_message(group), "Join")
+        await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "lobby-full")
+    assert "U5" not in h.lobby_message(group).text
+    assert len(h.service._live[group.id].lobby.seats) == 4
+
+
+async def test_a_player_who_unblocks_the_bot_gets_the_hand_back(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6004, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = live(h, group.id)
+    attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
+    await h.send(defender.block_bot())
+    hand = h.hand_message(attacker)
+    playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.send(attacker.tap(hand, playable.callback_data or ""))
+    assert any("blocked" in m.text for m in h.fake.messages(group.id))
+    await h.send(defender.start_private())  # Restart: the bot may write again
+    assert "Take" in h.hand_message(defender).button_texts
+
+
+async def test_a_group_that_became_a_supergroup_plays_on(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6005, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(group.migrate_to_supergroup(-1006005))
+    supergroup = group.migrated_to
+    assert isinstance(supergroup, FakeGroup)
+    game = live(h, supergroup.id)
+    attacker = h.users[int(game.attacker)]
+    hand = h.hand_message(attacker)
+    playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.send(attacker.tap(hand, playable.callback_data or ""))
+    assert game.move_number == 1
+
+
+async def test_an_edit_that_changes_nothing_is_no_error(harness: BotHarness) -> None:
+    """Telegram refuses it (400 "message is not modified"): the bot takes that as done."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6006, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    record = h.service._live[group.id]
+    messages = len(h.fake.messages(alice.id))
+    h.fake.clear_calls()
+    await h.service._publish_hands(record, force=True)  # the same hands once more
+    refused = [c for c in h.fake.calls if c.method == "editMessageText" and not c.ok]
+    assert refused and all("not modified" in (c.description or "") for c in refused)
+    assert len(h.fake.messages(alice.id)) == messages  # nothing sent anew
