@@ -73,15 +73,19 @@ class Translator:
     def normalize(self, code: str | None) -> str:
         """Map a Telegram ``language_code`` (IETF tag) to an available language:
         "de-AT" -> "de", "RU" -> "ru", "pt-br"/None/"" -> the default ("en")."""
+        return self.available(code) or self._default
+
+    def available(self, code: str | None) -> str | None:
+        """The available language a ``language_code`` names ("de-AT" -> "de"), else None."""
         if not code:
-            return self._default
+            return None
         tag = code.strip().replace("_", "-").lower()
         if tag in self._bundles:
             return tag
         primary = tag.split("-", 1)[0]
         if primary in self._bundles:
             return primary
-        return self._default
+        return None
 
     def has(self, key: str, lang: str | None = None) -> bool:
         """Whether ``key`` ("message" or "message.attribute") exists in the language

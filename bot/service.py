@@ -403,6 +403,7 @@ class GameService:
                 await self.out.answer(query, self.t(lang, "error-lobby-closed"))
                 return
             # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
+            lang = self.personal_language(person, record)
             if data.op == "join":
                 await self._join(record, person, query)
             elif data.op == "leave":
@@ -435,7 +436,7 @@ class GameService:
         self, record: GameRecord, person: Person, query: CallbackQuery, level: str
     ) -> None:
         """ "Add computer": first tap shows the levels, the second seats one."""
-        lang = person.language
+        lang = self.personal_language(person, record)
         if not await self._may_manage(record, person):
             await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
             return
@@ -453,7 +454,7 @@ class GameService:
         return await self._is_admin(record.chat_id, person.user_id)
 
     async def _join(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
-        lang = person.language
+        lang = self.personal_language(person, record)
         assert record.id is not None
         if any(s.user_id == person.user_id for s in record.lobby.seats):
             await self.out.answer(query, self.t(lang, "lobby-already-joined"))
@@ -555,7 +556,7 @@ class GameService:
                     await self._publish_hands(record, only={person.player_id}, force=True)
 
     async def _start(self, record: GameRecord, person: Person, query: CallbackQuery) -> None:
-        lang = person.language
+        lang = self.personal_language(person, record)
         if not await self._may_manage(record, person):
             await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
             return
@@ -604,13 +605,13 @@ class GameService:
             return
         async with self._locks[chat_id]:
             current = await self._load(chat_id)
-            lang = person.language  # a toast: the tapper's language
             if current is not None:
                 key = "newgame-running" if current.status == "running" else "newgame-lobby-open"
-                await self.out.answer(query, self.t(lang, key))
+                await self.out.answer(query, self.t(self.personal_language(person, current), key))
                 return
             async with self.db.transaction(readonly=True) as tx:
                 old = await tx.games.get(game_id=data.game_id)
+            lang = self.personal_language(person, old)  # toasts: the tapper's language
             if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
                 await self.out.answer(query, self.t(lang, "error-not-in-game"))
                 return
@@ -632,6 +633,11 @@ class GameService:
             await self.out.answer(query, self.t(lang, "lobby-again"))
 
     # ------------------------------------------------------------------ moves
+
+    def personal_language(self, person: Person, record: GameRecord) -> str:
+        """For what only this person sees (a toast): their language if the bot has it, else
+        the game's (a Ukrainian in a Russian group reads Russian, not English)."""
+        return self.tr.available(person.language) or record.language
 
     async def unknown_button(self, *, query: CallbackQuery, person: Person) -> None:
         """Callback data the bot never made (forged, or from a much older version): nothing
@@ -1154,7 +1160,10 @@ class GameService:
                 if person.player_id in blocked:
                     blocked.remove(person.player_id)
                 await self._publish_hands(record, only={person.player_id}, force=True)
-                if old is not None and record.hand_messages.get(person.player_id) != old:
+                new = record.hand_messages.get(person.player_id)
+                if old is not None and new is None:  # not sent: the old one stays the hand
+                    record.hand_messages[person.player_id] = old
+                elif old is not None and new != old:
                     lang = self.lang_of(record, person.player_id)
                     await self.out.close_keyboard(
                         person.user_id, old, render.Rendered(self.t(lang, "hand-replaced"))
@@ -1520,6 +1529,12 @@ class GameService:
 
     # ------------------------------------------------------------------ deadlines
 
+    def _warn_due(self, record: GameRecord, now: datetime) -> bool:
+        """Half time has come and the turn is not over yet."""
+        warn_at = self._warn_at(record)
+        deadline = record.deadline
+        return warn_at is not None and warn_at <= now and deadline is not None and deadline > now
+
     def _warn_at(self, record: GameRecord) -> datetime | None:
         """Half time of a turn: when players the game waits for are warned privately."""
         if record.status != "running" or record.deadline is None or record.meta.get("warned"):
@@ -1560,7 +1575,9 @@ class GameService:
                 await self.out.send(seat.user_id, render.Rendered(text))
         # The time left shown on the table and in the hands of those it waits for is brought
         # up to date once per turn, here (the table through the coalescer, as ever).
-        await self._publish_hands(record, only=set(game.to_act), force=True)
+        # (Not a hand showing a choice of covers: the refresh would take that choice away.)
+        plain = {p for p in game.to_act if self._sent_hands.get((record.id or 0, p)) is not None}
+        await self._publish_hands(record, only=plain, force=True)
         await self.tables.request(record.chat_id)
 
     async def run_due(self, now: datetime | None = None) -> int:
@@ -1573,16 +1590,13 @@ class GameService:
         now = now or self.clock()
         for record in list(self._live.values()):
             try:
-                warn_at = self._warn_at(record)
-                if (
-                    warn_at is None
-                    or warn_at > now
-                    or not record.deadline
-                    or record.deadline <= now
-                ):
+                if not self._warn_due(record, now):
                     continue
                 async with self._locks[record.chat_id]:
-                    await self._warn(record)
+                    # Checked again under the lock: meanwhile the game may have been
+                    # cancelled, moved on or dropped (the warning and refresh would be wrong).
+                    if self._live.get(record.chat_id) is record and self._warn_due(record, now):
+                        await self._warn(record)
             except Exception:
                 record.meta["warned"] = True  # a warning is a courtesy: never retried
                 logger.exception("warning chat %s of its deadline failed", record.chat_id)

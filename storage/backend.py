@@ -94,6 +94,11 @@ def _is_busy(error: sqlite3.Error) -> bool:
     )
 
 
+def _read_outcome(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 def _completed() -> asyncio.Future[None]:
     future = asyncio.get_running_loop().create_future()
     future.set_result(None)
@@ -382,6 +387,9 @@ class SqliteBackend(Backend):
         # the COMMIT comes before anything issued after this returns (tasks start in the order
         # they are created), and the caller need not wait for its thread meanwhile.
         committing = asyncio.ensure_future(self._call(self._driver.execute("COMMIT")))
+        # If this caller is cancelled in the turn below, nobody awaits the task: read its
+        # outcome anyway (no "never retrieved" warning; the next BEGIN cleans up a failure).
+        committing.add_done_callback(_read_outcome)
         await asyncio.sleep(0)
         return committing
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -16,6 +17,8 @@ from storage.repositories import (
 )
 from storage.schema import current_version, migrate
 from storage.url import DatabaseURL, parse_database_url
+
+logger = logging.getLogger(__name__)
 
 
 def _read_outcome(future: asyncio.Future[None]) -> None:
@@ -151,7 +154,9 @@ class Database:
         write lock), unless the database was closed meanwhile (closing rolls back)."""
         try:
             await committed
-        except Exception:
+        except Exception as error:
+            # Logged here too: a caller cancelled meanwhile never hears of it.
+            logger.warning("a COMMIT failed, the transaction is rolled back: %s", error)
             async with self._lock:
                 if not self._closed:
                     await self._backend.rollback()

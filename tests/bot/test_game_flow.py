@@ -460,6 +460,19 @@ async def test_hand_command_resends_the_hand(harness: BotHarness) -> None:
     assert h.fake.message(alice.id, old.message_id).buttons == []
 
 
+async def test_hand_command_whose_send_fails_keeps_the_old_hand(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2033, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    old = h.hand_message(alice)
+    buttons = old.buttons  # a copy of the keyboard as it is now
+    h.fake.fail_next("sendMessage", 500, chat_id=alice.id)
+    await h.send(alice.send(group, "/hand"))
+    assert h.fake.message(alice.id, old.message_id).buttons == buttons  # still the hand
+    assert h.service._live[group.id].hand_messages[str(alice.id)] == old.message_id
+
+
 async def test_hand_command_from_someone_not_playing_answers_in_the_group(
     harness: BotHarness,
 ) -> None:
@@ -714,3 +727,16 @@ async def test_leave_in_a_lobby_points_to_its_button(harness: BotHarness) -> Non
     await h.send(alice.send(group, "/newgame"))
     await h.send(alice.send(group, "/leave"))
     assert h.fake.last_message(group.id).text == h.service.t("en", "leave-in-lobby")
+
+
+async def test_a_toast_in_a_language_the_bot_lacks_is_in_the_games(harness: BotHarness) -> None:
+    h = harness
+    ivan, olena = h.user(8, "Ivan", "ru"), h.user(9, "Olena", "uk")
+    group = h.fake.group(-2034, "Клуб", admins={ivan})
+    for user in (ivan, olena):
+        await h.send(user.start_private())
+    await h.send(ivan.send(group, "/newgame"))
+    join = olena.tap(h.lobby_message(group), h.service.t("ru", "button-join"))
+    await h.send(join)
+    toast = h.fake.answer_for(join)
+    assert toast is not None and toast.text == h.service.t("ru", "lobby-joined")

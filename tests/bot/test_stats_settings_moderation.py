@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from engine import Game
 from storage import Database
@@ -233,3 +237,35 @@ async def test_stats_unknown_player_in_private(harness: BotHarness, tmp_path: Pa
     newbie = h.user(9, "Newbie")
     await h.send(newbie.send_private("/stats"))
     assert "No finished games yet" in h.fake.last_message(newbie.id).text
+
+
+async def test_half_time_after_a_cancel_leaves_the_closed_hands_closed(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline loop finds the game at half time, then waits for the chat while /cancel
+    holds it: it must not warn nor give the cancelled game's hands their buttons back."""
+    h = harness
+    carol, dave = h.user(3, "Carol"), h.user(4, "Dave")
+    group = h.fake.group(-4010, "Two", admins={carol})
+    await h.open_game(group, [carol, dave])
+    hands = {u: h.hand_message(u).message_id for u in (carol, dave)}
+    h.clock.advance(31)  # half time
+    entered, gate = asyncio.Event(), asyncio.Event()
+    may_manage = h.service._may_manage
+
+    async def slow_may_manage(record: Any, person: Any) -> bool:  # getChatMember, slowly
+        entered.set()
+        await gate.wait()
+        return await may_manage(record, person)
+
+    monkeypatch.setattr(h.service, "_may_manage", slow_may_manage)
+    cancel = asyncio.ensure_future(h.send(carol.send(group, "/cancel")))
+    await entered.wait()  # /cancel holds the chat's lock
+    due = asyncio.ensure_future(h.service.run_due())
+    await asyncio.sleep(0)  # run_due checks the game and queues for the lock
+    gate.set()
+    await cancel
+    await due
+    for user, message_id in hands.items():
+        assert h.fake.message(user.id, message_id).buttons == []
+        assert not any("left for your move" in m.text for m in h.fake.messages(user.id))
