@@ -902,7 +902,11 @@ class GameService:
         seat = next(s for s in record.lobby.seats if s.player_id == pid)
         seed = zlib.crc32(f"{game.seed}:{game.move_number}:{pid}".encode())  # stable
         player = make_player(seat.level or "easy", seed)
-        action = await asyncio.to_thread(player.choose, game.copy(), pid)
+        try:
+            action = await asyncio.to_thread(player.choose, game.copy(), pid)
+        except Exception:  # a bug in a stronger player must not stop the game: play easy
+            logger.exception("the %s computer %s failed; it plays easy this move", seat.level, pid)
+            action = make_player("easy", seed).choose(game.copy(), pid)
         events = game.apply(pid, action)
         record.timeouts.pop(pid, None)
         await self._after_moves(record, [(pid, events)])

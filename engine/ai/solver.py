@@ -69,6 +69,9 @@ class Solver:
             raise OutOfNodes
         seat = s.actor()
         mine = seat == self.me
+        # A position met again below itself (transfers by showing a trump can go round in a
+        # circle) counts as not avoiding the loss: pessimistic, and the search ends.
+        self.memo[key] = False
         result = not mine
         for move in ordered(s, seat, s.moves()):
             if self.after(s, seat, move) == mine:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import pytest
+
+from bot import service as service_module
 from engine import Game
 from storage import Database
 from tests.bot.conftest import BotHarness, make_settings
@@ -147,3 +151,25 @@ async def test_play_again_after_practice_is_practice_again(harness: BotHarness) 
     again = h.service._live[solo.id]
     assert again.id != record.id and again.meta.get("practice") is True
     assert [s.level for s in again.lobby.seats if s.is_computer] == ["easy"]
+
+
+async def test_a_computer_player_that_fails_plays_easy_and_the_game_goes_on(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-5010, "Club", admins={alice})
+    real = service_module.make_player
+
+    class Broken:
+        def choose(self, game: Game, player: str) -> Any:
+            raise RecursionError("a bug in the search")
+
+    def make_player(level: str, seed: int | None = None) -> Any:
+        return Broken() if level == "hard" else real(level, seed)
+
+    monkeypatch.setattr(service_module, "make_player", make_player)
+    await lobby_with_computers(h, group, [alice], ["hard"])
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    await play_humans(h, group.id, random.Random(5))
+    assert "Game over" in h.fake.last_message(group.id).text

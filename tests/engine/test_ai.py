@@ -3,7 +3,9 @@ the search model (`Sim` agrees with `Game`) and the public-history reader."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -448,3 +450,19 @@ def test_a_set_up_position_is_read_from_the_view() -> None:
     assert not know.exact
     assert know.unseen & bits_of(parse_cards("6♠ 7♥")) == bits_of(parse_cards("6♠ 7♥"))
     assert not know.unseen & bits_of(parse_cards("9♠ 10♠ 6♦"))
+
+
+@pytest.mark.parametrize("level", ["medium", "hard"])
+@pytest.mark.parametrize("fixture", ["ai_transfer_cycle_36.json", "ai_transfer_cycle_24.json"])
+def test_r14_the_solver_ends_where_shown_trumps_go_round_in_a_circle(
+    level: str, fixture: str
+) -> None:
+    """Two-player endgames with transfers by showing a trump: positions can repeat along a
+    line of play. The exact solver used to recurse until Python's limit there."""
+    saved = json.loads((Path(__file__).parent / "fixtures" / fixture).read_text(encoding="utf-8"))
+    game = Game.from_dict(saved["game"])
+    player = saved["player"]
+    for seed in range(3):
+        budget = Budget(seconds=None, iterations=50, solver_nodes=20_000)
+        action = make_player(level, seed, budget).choose(game.copy(), player)
+        assert action in game.legal_actions(player)
