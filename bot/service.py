@@ -621,11 +621,18 @@ class GameService:
                     person, [s.level or "easy" for s in old.lobby.seats if s.is_computer]
                 )
                 return
+            # Everyone again, but those who were removed (kicked, timed out three times) or
+            # left the group: they would have to join anew.
+            gone = {
+                pid
+                for pid, why in old.meta.get("left", {}).items()
+                if why in ("kicked", "timed_out", "left")
+            }
             record = await self._open_lobby(
                 chat_id,
                 str(old.meta.get("title", "")),
                 person,
-                seats=list(old.lobby.seats),
+                seats=[seat for seat in old.lobby.seats if seat.player_id not in gone],
             )
             record.meta["langs"] = {**old.meta.get("langs", {}), **record.meta.get("langs", {})}
             record.meta["previous_durak"] = old.game.durak

@@ -269,3 +269,16 @@ async def test_half_time_after_a_cancel_leaves_the_closed_hands_closed(
     for user, message_id in hands.items():
         assert h.fake.message(user.id, message_id).buttons == []
         assert not any("left for your move" in m.text for m in h.fake.messages(user.id))
+
+
+async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-4011, "Club", admins={alice})
+    await h.open_game(group, [alice, bob, carol])
+    await h.send(bob.leave(group))
+    assert running(h, group) is None
+    await h.send(carol.tap(h.fake.last_message(group.id), "Play again"))
+    lobby = h.lobby_message(group).text
+    assert "Alice" in lobby and "Carol" in lobby
+    assert "Bob" not in lobby
