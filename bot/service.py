@@ -1152,12 +1152,17 @@ class GameService:
     async def resend_hand(
         self, *, person: Person, chat_id: int | None, message_id: int | None = None
     ) -> None:
-        """/hand: send the hand again as a new private message (the old one loses its keys)."""
+        """/hand: send the hand again as a new private message (the old one loses its keys).
+
+        In a group: that group's game. In private: every running game of the player, the
+        ones waiting for them last (nearest the bottom of the chat)."""
         records = (
             [r for r in (await self._peek(chat_id),) if r is not None]
             if chat_id is not None
             else [r for r in self._live.values() if person.player_id in self.names(r)]
         )
+        records.sort(key=lambda r: r.game is not None and person.player_id in r.game.to_act)
+        sent = False
         for peeked in records:
             if peeked.status != "running" or person.player_id not in self.names(peeked):
                 continue
@@ -1179,6 +1184,8 @@ class GameService:
                     await self.out.close_keyboard(
                         person.user_id, old, render.Rendered(self.t(lang, "hand-replaced"))
                     )
+            sent = True
+        if sent:
             return
         if chat_id is not None:  # in a group, from someone who does not play there
             lang = await self.chat_language(chat_id, person.language)

@@ -173,3 +173,19 @@ async def test_a_computer_player_that_fails_plays_easy_and_the_game_goes_on(
     await h.send(alice.tap(h.lobby_message(group), "Start"))
     await play_humans(h, group.id, random.Random(5))
     assert "Game over" in h.fake.last_message(group.id).text
+
+
+async def test_hand_in_private_sends_every_running_hand(harness: BotHarness) -> None:
+    """A player in a practice game and a group game: /hand in private re-sends both."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-5011, "Club", admins={alice})
+    await h.send(alice.start_private())
+    await h.send(alice.send_private("/practice"))
+    await h.send(alice.tap(h.fake.last_message(alice.id), "P1e"))
+    await h.open_game(group, [alice, bob])
+    before = len(h.fake.messages(alice.id))
+    await h.send(alice.send_private("/hand"))
+    titles = [m.text.splitlines()[0] for m in h.fake.messages(alice.id)[before:]]
+    assert "Durak in Club" in titles
+    assert len([t for t in titles if t.startswith("Durak in")]) == 2
