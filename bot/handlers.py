@@ -188,6 +188,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         person=person_of(user),
         target=target,
         message_id=message.message_id if message else None,
+        chat_title=chat.title or "",
     )
 
 

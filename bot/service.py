@@ -1326,9 +1326,11 @@ class GameService:
         person: Person,
         target: Person | None,
         message_id: int | None,
+        chat_title: str = "",
     ) -> None:
         """/stats: in a group the leaderboard (or, as a reply, that person's record);
-        in a private chat the caller's own record, overall and per group."""
+        in a private chat the caller's own record, overall and per group. ``chat_title``:
+        the group's title as Telegram gives it (else the one its last game stored)."""
         async with self.db.transaction(readonly=True) as tx:
             settings = await tx.chats.get(chat_id=chat_id) if in_group else None
             lang = self.tr.normalize((settings and settings.language) or person.language)
@@ -1355,7 +1357,7 @@ class GameService:
                     me = (rank, stats_view.as_row(mine))
                 except NotFound:
                     pass
-                title = await self._chat_title(tx, chat_id)
+                title = chat_title or await self._chat_title(tx, chat_id)
                 rendered = stats_view.leaderboard(
                     self.tr, lang, title=title, rows=rows, me=me, show_computers=show
                 )

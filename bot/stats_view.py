@@ -56,7 +56,8 @@ def leaderboard(
         my_rank, mine = me
         lines += ["…", _line(tr, lang, my_rank, mine.name, mine.is_computer, mine)]
     lines += ["", f"<i>{tr.t(lang, 'stats-footer', min=MIN_RANKED_GAMES)}</i>"]
-    if show_computers:
+    shown = [*rows, *([me[1]] if me is not None else [])]
+    if show_computers and any(row.is_computer for row in shown):  # the 🤖 needs explaining
         lines.append(f"<i>{tr.t(lang, 'stats-computer-mark')}</i>")
     return Rendered("\n".join(lines))
 

@@ -282,3 +282,13 @@ async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> 
     lobby = h.lobby_message(group).text
     assert "Alice" in lobby and "Carol" in lobby
     assert "Bob" not in lobby
+
+
+async def test_stats_in_a_group_without_games_names_the_group(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-4012, "Card Club", admins={alice})
+    await h.send(alice.send(group, "/stats"))
+    text = h.fake.last_message(group.id).text
+    assert text.startswith(h.service.t("en", "stats-title", chat="Card Club"))
+    assert h.service.t("en", "stats-computer-mark") not in text  # no computer listed
