@@ -1435,9 +1435,9 @@ class GameService:
                 return
             default = self.settings.turn_timeout
             async with self.db.transaction() as tx:
-                settings = step(
-                    await tx.chats.get(chat_id=chat_id), option, default_timeout=default
-                )
+                current = await tx.chats.get(chat_id=chat_id)
+                shown = self.tr.normalize(current.language or person.language)  # as the menu
+                settings = step(current, option, default_timeout=default, shown_language=shown)
                 await tx.chats.save(settings=settings)
             lang = self.tr.normalize(settings.language or person.language)
             await self.out.answer(query, self.t(lang, "settings-saved"))

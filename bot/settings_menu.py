@@ -49,8 +49,11 @@ def effective_timeout(settings: ChatSettings, default: int) -> int:
     return default if settings.turn_timeout is None else settings.turn_timeout
 
 
-def step(settings: ChatSettings, key: str, *, default_timeout: int) -> ChatSettings:
-    """The settings with option `key` moved to its next value."""
+def step(
+    settings: ChatSettings, key: str, *, default_timeout: int, shown_language: str = "en"
+) -> ChatSettings:
+    """The settings with option `key` moved to its next value. ``shown_language``: the
+    language the menu showed as the chat's while it had none set (the next one follows it)."""
     rules = settings.rules
     if key == "p":
         name = _next(PRESET_ORDER, rules.preset_name())
@@ -59,7 +62,7 @@ def step(settings: ChatSettings, key: str, *, default_timeout: int) -> ChatSetti
         value = _next(TIMEOUTS, effective_timeout(settings, default_timeout))
         return replace(settings, turn_timeout=value)
     if key == "l":
-        return replace(settings, language=_next(LANGUAGES, settings.language or "en"))
+        return replace(settings, language=_next(LANGUAGES, settings.language or shown_language))
     if key == "c":
         return replace(settings, show_computers=not settings.show_computers)
     changes: dict[str, Any]
@@ -106,7 +109,7 @@ def _value(tr: Translator, lang: str, settings: ChatSettings, key: str, default:
         case "c":
             return on if settings.show_computers else off
         case _:
-            return tr.t(lang, f"language-{settings.language or 'en'}")
+            return tr.t(lang, f"language-{settings.language or lang}")  # none set: as shown
 
 
 def render_menu(

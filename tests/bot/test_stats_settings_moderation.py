@@ -292,3 +292,18 @@ async def test_stats_in_a_group_without_games_names_the_group(harness: BotHarnes
     text = h.fake.last_message(group.id).text
     assert text.startswith(h.service.t("en", "stats-title", chat="Card Club"))
     assert h.service.t("en", "stats-computer-mark") not in text  # no computer listed
+
+
+async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarness) -> None:
+    """A group without a language set is served in its admin's: the menu says so, and the
+    language button moves on from there."""
+    h = harness
+    ivan = h.user(1, "Ivan", "ru")
+    group = h.fake.group(-4013, "Клуб", admins={ivan})
+    await h.send(ivan.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    language = next(t for t in menu.button_texts if t.startswith("Язык"))
+    assert "Русский" in language
+    await h.send(ivan.tap(menu, language))
+    async with h.service.db.transaction(readonly=True) as tx:
+        assert (await tx.chats.get(chat_id=group.id)).language == "en"  # ru -> en, not de
