@@ -1462,10 +1462,10 @@ class GameService:
     ) -> None:
         """/kick as a reply, for admins: ask to confirm removing that player (R18)."""
         record = await self._peek(chat_id)
-        lang = record.language if record else self.tr.normalize(person.language)
+        lang = record.language if record else await self.chat_language(chat_id, person.language)
         if not await self._is_admin(chat_id, person.user_id):
             await self.out.send(
-                chat_id, render.Rendered(self.t(lang, "error-admins-only")), reply_to=message_id
+                chat_id, render.Rendered(self.t(lang, "error-kick-admins")), reply_to=message_id
             )
             return
         game = record.game if record is not None and record.status == "running" else None
@@ -1488,7 +1488,7 @@ class GameService:
     ) -> None:
         chat_id = await self.chat_of_game(game_id)
         if chat_id is None or not await self._is_admin(chat_id, person.user_id):
-            await self.out.answer(query, self.t(person.language, "error-admins-only"), alert=True)
+            await self.out.answer(query, self.t(person.language, "error-kick-admins"), alert=True)
             return
         current = self._live.get(chat_id)
         if current is None or current.id != game_id:
@@ -1519,8 +1519,11 @@ class GameService:
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
             game = record.game if record is not None and record.status == "running" else None
-            if record is None or game is None or player_id not in game.active_players:
+            if record is None or game is None:
                 await self.out.answer(query, self.t(None, "error-game-gone"))
+                return
+            if player_id not in game.active_players:  # a second tap, or out meanwhile
+                await self.out.answer(query, self.t(record.language, "kick-already-out"))
                 return
             events = game.apply(player_id, Resign())
             record.meta.setdefault("left", {})[player_id] = why

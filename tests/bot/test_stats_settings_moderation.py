@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine import Game
-from storage import Database
+from storage import ChatSettings, Database
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeUser
 
@@ -307,3 +307,15 @@ async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarn
     await h.send(ivan.tap(menu, language))
     async with h.service.db.transaction(readonly=True) as tx:
         assert (await tx.chats.get(chat_id=group.id)).language == "en"  # ru -> en, not de
+
+
+async def test_kick_by_a_non_admin_is_refused_in_the_groups_language(harness: BotHarness) -> None:
+    h = harness
+    anna, bob, carl = h.user(1, "Anna", "de"), h.user(2, "Bob", "en"), h.user(3, "Carl", "en")
+    group = h.fake.group(-4014, "Runde", admins={anna})
+    async with h.service.db.transaction() as tx:
+        await tx.chats.save(settings=ChatSettings(chat_id=group.id, language="de"))
+    said = carl.send(group, "hi")
+    await h.send(said)
+    await h.send(bob.send(group, "/kick", reply_to=said["message"]["message_id"]))
+    assert h.fake.last_message(group.id).text == h.service.t("de", "error-kick-admins")
