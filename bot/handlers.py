@@ -141,9 +141,13 @@ async def _in_group(
 
 
 async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if found := await _in_group(update, context, "newgame-in-group"):
-        chat_id, person, message_id = found
-        await service_of(context).leave(chat_id=chat_id, person=person, message_id=message_id)
+    """/leave: give up the game of this chat (a group's, or the private practice game)."""
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return
+    await service_of(context).leave(
+        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
+    )
 
 
 async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -360,6 +360,7 @@ def hand(
     game_id: int,
     names: Mapping[str, str],
     chat_title: str,
+    practice: bool = False,
     seconds_left: int | None = None,
     choice: Sequence[Action] | None = None,
 ) -> Rendered:
@@ -373,7 +374,12 @@ def hand(
     assert me is not None
     assert view.hand is not None
     active = is_active(view.legal) or me in view.to_act
-    lines = [tr.t(lang, "hand-title", chat=esc(chat_title)), _trump_line(tr, lang, view)]
+    title = (
+        tr.t(lang, "hand-title-practice")
+        if practice
+        else tr.t(lang, "hand-title", chat=esc(chat_title))
+    )
+    lines = [title, _trump_line(tr, lang, view)]
     if active:  # a passive player's message shows no table: it would go stale unedited
         lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(_table_lines(tr, lang, view))}"]
     role = _your_role(tr, lang, view, names)

@@ -1024,7 +1024,10 @@ class GameService:
             computers=self.computers(record),
             log=record.meta.get("log", []),
             seconds_left=self.seconds_left(record) if record.status == "running" else None,
-            bot_username=self.bot_username if record.status == "running" else None,
+            # The way to the hand; not in a practice game, whose table is in that same chat.
+            bot_username=self.bot_username
+            if record.status == "running" and not record.meta.get("practice")
+            else None,
             closed=closed,
         )
         try:
@@ -1105,6 +1108,7 @@ class GameService:
                 game_id=record.id,
                 names=self.names(record),
                 chat_title=str(record.meta.get("title", "")),
+                practice=bool(record.meta.get("practice")),
                 seconds_left=self.seconds_left(record),
                 choice=choice,
             )

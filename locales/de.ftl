@@ -106,6 +106,7 @@ seat-may-add = darf zuwerfen
 ## Die Hand (privat)
 
 hand-title = Durak in <b>{ $chat }</b>
+hand-title-practice = Durak: <b>Training</b>
 hand-table = Tisch:
 hand-you-open = Du bist dran: Greif { $player } mit einer beliebigen Karte an.
 hand-they-open = { $player } greift { $target } an.

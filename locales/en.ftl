@@ -106,6 +106,7 @@ seat-may-add = may throw in
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>
+hand-title-practice = Durak: <b>practice</b>
 hand-table = Table:
 hand-you-open = Your turn: attack { $player } with any card.
 hand-they-open = { $player } attacks { $target }.

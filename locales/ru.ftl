@@ -126,6 +126,7 @@ seat-may-add = может подкинуть
 ## Рука (личный чат)
 
 hand-title = Дурак в <b>{ $chat }</b>
+hand-title-practice = Дурак: <b>тренировка</b>
 hand-table = Стол:
 hand-you-open = Твой ход: ходи под { $player } любой картой.
 hand-they-open = { $player } ходит под { $target }.

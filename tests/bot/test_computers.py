@@ -188,4 +188,21 @@ async def test_hand_in_private_sends_every_running_hand(harness: BotHarness) -> 
     await h.send(alice.send_private("/hand"))
     titles = [m.text.splitlines()[0] for m in h.fake.messages(alice.id)[before:]]
     assert "Durak in Club" in titles
-    assert len([t for t in titles if t.startswith("Durak in")]) == 2
+    assert "Durak: practice" in titles
+
+
+async def test_practice_can_be_left_with_leave_and_its_table_has_no_link_to_itself(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice", "ru")
+    await h.send(alice.start_private())
+    await h.send(alice.send_private("/practice"))
+    await h.send(alice.tap(h.fake.last_message(alice.id), "P1e"))
+    record = h.service._live[alice.id]
+    assert h.fake.message(alice.id, record.table_message_id or 0).buttons == []
+    assert "Дурак: тренировка" in h.hand_message(alice).text
+    await h.send(alice.send_private("/leave"))
+    confirm = h.fake.last_message(alice.id)
+    await h.send(alice.tap(confirm, confirm.buttons[0][0].text))
+    assert h.service._live.get(alice.id) is None or h.service._live[alice.id].status != "running"
