@@ -13,8 +13,20 @@ MIN_RANKED_GAMES: Final = 3
 TOP: Final = 10
 
 
-def _rating(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
+# Numbers as each language writes them: a decimal comma and a space before % in de and ru.
+_DECIMAL_COMMA = frozenset(("de", "ru"))
+
+
+def _rating(value: float | None, lang: str) -> str:
+    if value is None:
+        return "—"
+    text = f"{value:.1f}"
+    return text.replace(".", ",") if lang in _DECIMAL_COMMA else text
+
+
+def _percent(value: float, lang: str) -> str:
+    number = f"{value * 100:.0f}"
+    return f"{number}\u00a0%" if lang in _DECIMAL_COMMA else f"{number}%"
 
 
 def _streak(value: int) -> str:
@@ -29,10 +41,10 @@ def _line(
         "stats-line",
         rank=str(rank) if rank is not None else "–",
         name=esc(name) + (" 🤖" if is_computer else ""),
-        rating=_rating(row.rating),
+        rating=_rating(row.rating, lang),
         games=row.games,
         durak=row.durak_count,
-        rate=f"{row.durak_rate:.0%}",
+        rate=_percent(row.durak_rate, lang),
         streak=_streak(row.streak),
     )
 
@@ -81,11 +93,11 @@ def _record_lines(tr: Translator, lang: str, record: PlayerRecord) -> list[str]:
         tr.t(
             lang,
             "stats-record",
-            rating=_rating(record.rating),
+            rating=_rating(record.rating, lang),
             games=record.games,
             won=record.won,
             durak=record.durak_count,
-            rate=f"{record.durak_rate:.0%}",
+            rate=_percent(record.durak_rate, lang),
             streak=_streak(record.streak),
         )
     ]

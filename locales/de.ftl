@@ -278,7 +278,7 @@ cmd-kick = Spieler entfernen (als Antwort, Admins)
 
 ## Computerspieler und Training
 
-button-add-computer = Computer dazu
+button-add-computer = Computer hinzufügen
 level-easy = leicht
 level-medium = mittel
 level-hard = schwer

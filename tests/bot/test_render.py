@@ -10,10 +10,11 @@ import random
 
 import pytest
 
-from bot import render
+from bot import render, stats_view
 from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
 from engine import Attack, Card, Defend, Game, RandomPlayer, Rules, Take
+from storage import LeaderboardRow
 from tests.fakes.html import parse_html
 
 TR = Translator()
@@ -176,3 +177,27 @@ def test_r13_after_a_take_done_is_pass_in_russian() -> None:
     assert "забирает" in text and "«Пас»" in text
     table = render.table(TR, "ru", game.view(None), names=NAMES).text
     assert "бито" not in table
+
+
+@pytest.mark.parametrize(
+    ("lang", "rating", "rate"),
+    [("en", "-1.6", "25%"), ("de", "-1,6", "25\u00a0%"), ("ru", "-1,6", "25\u00a0%")],
+)
+def test_leaderboard_numbers_are_written_as_each_language_writes_them(
+    lang: str, rating: str, rate: str
+) -> None:
+    row = LeaderboardRow(
+        player_id="1",
+        user_id=1,
+        name="Anna",
+        is_computer=False,
+        games=8,
+        durak_count=2,
+        durak_rate=0.25,
+        rating=-1.6,
+        streak=1,
+    )
+    text = stats_view.leaderboard(
+        TR, lang, title="Club", rows=[row], me=None, show_computers=True
+    ).text
+    assert rating in text and f"({rate})" in text
