@@ -39,13 +39,14 @@ from engine import (
 
 MAX_CALLBACK_BYTES: Final = 64
 
-LobbyOp = Literal["join", "leave", "start", "cancel", "add", "refresh"]
+LobbyOp = Literal["join", "leave", "start", "cancel", "add", "remove", "refresh"]
 _LOBBY_OPS: Final[dict[str, LobbyOp]] = {
     "j": "join",
     "q": "leave",
     "s": "start",
     "x": "cancel",
     "a": "add",
+    "d": "remove",
     "r": "refresh",
 }
 _LOBBY_CODES: Final = {v: k for k, v in _LOBBY_OPS.items()}
@@ -128,7 +129,7 @@ _SIMPLE: Final[dict[str, Action]] = {
 _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 
 _MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
-_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxar])([a-z]{0,8})")
+_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxadr])([a-z]{0,8})")
 _AGAIN = re.compile(r"a(\d{1,12})")
 _SETTINGS = re.compile(r"S([pdtsifxolc])")
 _PRACTICE = re.compile(r"P([1-5])([emh])")

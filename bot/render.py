@@ -147,6 +147,12 @@ def lobby(
         ]
         back = Button(tr.t(lang, "button-back"), callback_data=encode_lobby(game_id, "refresh"))
         return Rendered("\n".join(lines), Keyboard([picker, [back]]))
+    computer_row = [
+        Button(tr.t(lang, "button-add-computer"), callback_data=encode_lobby(game_id, "add"))
+    ]
+    if any(s.is_computer for s in seats):
+        remove = encode_lobby(game_id, "remove")
+        computer_row.append(Button(tr.t(lang, "button-remove-computer"), callback_data=remove))
     keyboard = Keyboard(
         [
             [
@@ -157,7 +163,7 @@ def lobby(
                 Button(tr.t(lang, "button-start"), callback_data=encode_lobby(game_id, "start")),
                 Button(tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")),
             ],
-            [Button(tr.t(lang, "button-add-computer"), callback_data=encode_lobby(game_id, "add"))],
+            computer_row,
         ]
     )
     return Rendered("\n".join(lines), keyboard)

@@ -426,6 +426,16 @@ class GameService:
                 await self._save(record)
                 await self.out.answer(query, self.t(lang, "lobby-cancelled"))
                 await self._refresh_lobby(record, closed="lobby-cancelled")
+            elif data.op == "remove":  # the computer seated last
+                if not await self._may_manage(record, person):
+                    await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
+                    return
+                computers = [s for s in record.lobby.seats if s.is_computer]
+                if computers:
+                    record.lobby.seats.remove(computers[-1])
+                    await self._save(record)
+                await self.out.answer(query, self.t(lang, "lobby-computer-removed"))
+                await self._refresh_lobby(record)
             elif data.op == "refresh":
                 await self.out.answer(query)
                 await self._refresh_lobby(record)

@@ -279,6 +279,8 @@ cmd-kick = Spieler entfernen (als Antwort, Admins)
 ## Computerspieler und Training
 
 button-add-computer = Computer hinzufügen
+button-remove-computer = Computer entfernen
+lobby-computer-removed = Der zuletzt hinzugefügte Computerspieler hat den Tisch verlassen.
 level-easy = leicht
 level-medium = mittel
 level-hard = schwer

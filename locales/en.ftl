@@ -273,6 +273,8 @@ cmd-kick = Remove a player (reply, admins)
 ## Computer players and practice
 
 button-add-computer = Add computer
+button-remove-computer = Remove computer
+lobby-computer-removed = The last computer player left the table.
 level-easy = easy
 level-medium = medium
 level-hard = hard

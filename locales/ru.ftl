@@ -313,6 +313,8 @@ cmd-kick = Исключить игрока (ответом, админы)
 ## Компьютерные игроки и тренировка
 
 button-add-computer = Добавить компьютер
+button-remove-computer = Убрать компьютер
+lobby-computer-removed = Последний добавленный компьютер покинул стол.
 level-easy = лёгкий
 level-medium = средний
 level-hard = сильный

@@ -206,3 +206,22 @@ async def test_practice_can_be_left_with_leave_and_its_table_has_no_link_to_itse
     confirm = h.fake.last_message(alice.id)
     await h.send(alice.tap(confirm, confirm.buttons[0][0].text))
     assert h.service._live.get(alice.id) is None or h.service._live[alice.id].status != "running"
+
+
+async def test_a_computer_added_by_mistake_can_be_removed_by_the_opener(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-5012, "Club", admins={alice})
+    await lobby_with_computers(h, group, [alice, bob], ["easy", "hard"])
+    lobby = h.lobby_message(group)
+    tap = bob.tap(lobby, "Remove computer")  # not the opener, not an admin
+    await h.send(tap)
+    assert "Computer 2 (hard)" in h.lobby_message(group).text
+    await h.send(alice.tap(lobby, "Remove computer"))
+    text = h.lobby_message(group).text
+    assert "Computer 1 (easy)" in text and "Computer 2 (hard)" not in text
+    await h.send(alice.tap(lobby, "Remove computer"))
+    assert "🤖" not in h.lobby_message(group).text
+    assert "Remove computer" not in h.lobby_message(group).button_texts
