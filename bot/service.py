@@ -1448,6 +1448,14 @@ class GameService:
                 )
                 return
             default = self.settings.turn_timeout
+            if option == "z":  # Done: the menu stays as a record of the rules, without buttons
+                async with self.db.transaction(readonly=True) as tx:
+                    current = await tx.chats.get(chat_id=chat_id)
+                lang = self.tr.normalize(current.language or person.language)
+                menu = render_menu(self.tr, lang, current, default_timeout=default)
+                await self.out.answer(query)
+                await self.out.show(chat_id, message.message_id, render.Rendered(menu.text))
+                return
             async with self.db.transaction() as tx:
                 current = await tx.chats.get(chat_id=chat_id)
                 shown = self.tr.normalize(current.language or person.language)  # as the menu

@@ -19,6 +19,8 @@ from storage import ChatSettings
 
 TIMEOUTS: Final = (0, 30, 60, 90, 180)  # seconds; 0 = no time limit
 LANGUAGES: Final = ("en", "de", "ru")
+CLOSE: Final = "Sz"
+"""The menu's last button: the menu stays as text, without buttons."""
 PRESET_ORDER: Final = tuple(PRESETS)
 DECKS: Final = (24, 32, 36, 52)
 THROW_INS: Final = ("all", "neighbours", "neighbours_at_5")
@@ -123,4 +125,5 @@ def render_menu(
         lines.append(f"<b>{label}</b>: {value} — {tr.t(lang, f'settings-{stem}-help')}")
         buttons.append(Button(f"{label}: {value}", callback_data=f"S{key}"))
     rows = [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
+    rows.append([Button(tr.t(lang, "settings-close"), callback_data=CLOSE)])
     return Rendered("\n".join(lines), Keyboard(rows))

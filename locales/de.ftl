@@ -212,6 +212,7 @@ settings-title = Hausregeln
 settings-intro = Tippe auf eine Option, um sie zu ändern. Änderungen gelten ab dem nächsten Spiel (und für eine offene Lobby), nie für ein laufendes.
 settings-in-group = Hausregeln werden in einer Gruppe festgelegt: Sende dort /settings.
 settings-saved = Gespeichert.
+settings-close = Fertig
 settings-seconds = { $seconds } Sek.
 settings-preset = Variante
 settings-preset-help = eine fertige Zusammenstellung der Optionen unten

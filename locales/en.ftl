@@ -212,6 +212,7 @@ settings-title = House rules
 settings-intro = Tap an option to change it. Changes apply to the next game (and to an open lobby), never to a running one.
 settings-in-group = House rules are set in a group: send /settings there.
 settings-saved = Saved.
+settings-close = Done
 settings-seconds = { $seconds } s
 settings-preset = Preset
 settings-preset-help = a ready-made set of the options below

@@ -238,6 +238,7 @@ settings-title = Правила группы
 settings-intro = Нажми на параметр, чтобы изменить его. Изменения действуют со следующей игры (и в открытом лобби), но никогда — в уже идущей.
 settings-in-group = Правила настраиваются в группе: отправь там /settings.
 settings-saved = Сохранено.
+settings-close = Готово
 settings-seconds = { $seconds } сек.
 settings-preset = Вариант
 settings-preset-help = готовый набор параметров ниже

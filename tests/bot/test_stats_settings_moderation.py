@@ -319,3 +319,17 @@ async def test_kick_by_a_non_admin_is_refused_in_the_groups_language(harness: Bo
     await h.send(said)
     await h.send(bob.send(group, "/kick", reply_to=said["message"]["message_id"]))
     assert h.fake.last_message(group.id).text == h.service.t("de", "error-kick-admins")
+
+
+async def test_settings_menu_closes_with_done_and_keeps_its_text(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4015, "Club", admins={alice})
+    await h.send(alice.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    await h.send(bob.tap(menu, "Done"))  # not an admin: refused, the menu stays
+    assert h.fake.message(group.id, menu.message_id).buttons
+    await h.send(alice.tap(menu, "Done"))
+    closed = h.fake.message(group.id, menu.message_id)
+    assert closed.buttons == []
+    assert h.service.t("en", "settings-title") in closed.text
