@@ -126,7 +126,16 @@ class GameService:
         return langs.get(player_id) or record.language
 
     def names(self, record: GameRecord) -> dict[str, str]:
-        return {s.player_id: s.name for s in record.lobby.seats}
+        return {s.player_id: self._seat_name(record, s) for s in record.lobby.seats}
+
+    def _seat_name(self, record: GameRecord, seat: Seat) -> str:
+        """A person's name; a computer's is made in the game's language when shown, so a
+        chat that changes its language sees its computers named in the new one."""
+        number = seat.player_id.rsplit("-", 1)[-1]
+        if not seat.is_computer or seat.level not in LEVELS or not number.isdigit():
+            return seat.name
+        level = self.t(record.language, f"level-{seat.level}")
+        return self.t(record.language, "computer-name", n=int(number), level=level)
 
     def computers(self, record: GameRecord) -> frozenset[str]:
         return frozenset(s.player_id for s in record.lobby.seats if s.is_computer)
@@ -366,7 +375,10 @@ class GameService:
             record.language,
             game_id=record.id,
             opener=str(record.meta.get("opener", "")),
-            seats=[render.LobbySeat(s.name, s.is_computer) for s in record.lobby.seats],
+            seats=[
+                render.LobbySeat(self._seat_name(record, s), s.is_computer)
+                for s in record.lobby.seats
+            ],
             rules=record.rules,
             turn_timeout=self.turn_timeout(record),
             closed=closed,

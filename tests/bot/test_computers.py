@@ -225,3 +225,18 @@ async def test_a_computer_added_by_mistake_can_be_removed_by_the_opener(
     await h.send(alice.tap(lobby, "Remove computer"))
     assert "🤖" not in h.lobby_message(group).text
     assert "Remove computer" not in h.lobby_message(group).button_texts
+
+
+async def test_computers_are_named_in_the_chats_language_after_it_changes(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-5013, "Club", admins={alice})
+    await lobby_with_computers(h, group, [alice, bob], ["hard"])
+    assert "Computer 1 (hard)" in h.lobby_message(group).text
+    await h.send(alice.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    await h.send(alice.tap(menu, next(t for t in menu.button_texts if t.startswith("Language"))))
+    text = h.lobby_message(group).text
+    assert "Computer 1 (schwer)" in text and "(hard)" not in text
