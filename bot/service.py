@@ -75,6 +75,10 @@ class Person:
         return str(self.user_id)
 
 
+CHAT_WIDE_OPTIONS: Final = frozenset("lc")
+"""/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
+
+
 class GameService:
     def __init__(
         self,
@@ -1454,10 +1458,16 @@ class GameService:
             return
         chat_id = message.chat.id
         async with self._locks[chat_id]:
-            if not await self._may_change_settings(chat_id, person):
-                await self.out.answer(
-                    query, self.t(person.language, "error-admins-only"), alert=True
-                )
+            # The chat's language and its leaderboard are the admins' alone; a lobby's opener
+            # may set the rules of the game about to start.
+            chat_wide = option in CHAT_WIDE_OPTIONS
+            if chat_wide:
+                allowed = await self._is_admin(chat_id, person.user_id)
+            else:
+                allowed = await self._may_change_settings(chat_id, person)
+            if not allowed:
+                key = "error-admins-only-chat" if chat_wide else "error-admins-only"
+                await self.out.answer(query, self.t(person.language, key), alert=True)
                 return
             default = self.settings.turn_timeout
             if option == "z":  # Done: the menu stays as a record of the rules, without buttons

@@ -238,6 +238,7 @@ language-en = English
 language-de = Deutsch
 language-ru = Русский
 error-admins-only = Das dürfen nur die Admins des Chats (oder vor dem Start der Eröffner der Lobby).
+error-admins-only-chat = Das dürfen nur die Admins des Chats ändern.
 error-kick-admins = Nur die Admins des Chats können jemanden aus dem Spiel nehmen.
 kick-already-out = Dieser Spieler ist nicht mehr im Spiel.
 

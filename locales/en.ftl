@@ -238,6 +238,7 @@ language-en = English
 language-de = Deutsch
 language-ru = Русский
 error-admins-only = Only chat admins can do that (or the lobby's opener, before the start).
+error-admins-only-chat = Only chat admins can change this.
 error-kick-admins = Only chat admins can remove a player.
 kick-already-out = This player is no longer in the game.
 

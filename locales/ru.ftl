@@ -264,6 +264,7 @@ language-en = English
 language-de = Deutsch
 language-ru = Русский
 error-admins-only = Это могут только админы чата (или создатель лобби до начала игры).
+error-admins-only-chat = Это могут менять только админы чата.
 error-kick-admins = Убрать игрока могут только админы чата.
 kick-already-out = Этого игрока уже нет в игре.
 

@@ -148,6 +148,15 @@ async def test_lobby_opener_may_change_settings_before_the_start(harness: BotHar
     await h.send(opener.tap(menu, "Deck: 36"))
     assert "Deck: 52" in menu.button_texts
     assert "Deck: 52 cards" in h.lobby_message(group).text  # the lobby shows the rules in force
+    # The chat's own options (language, leaderboard) stay the admins'.
+    language = next(t for t in menu.button_texts if t.startswith("Language"))
+    tap = opener.tap(menu, language)
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "error-admins-only-chat")
+    assert language in menu.button_texts
+    await h.send(admin.tap(menu, language))
+    assert language not in menu.button_texts
 
 
 async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> None:
