@@ -94,7 +94,9 @@ def _is_busy(error: sqlite3.Error) -> bool:
     )
 
 
-def _read_outcome(future: asyncio.Future[None]) -> None:
+def read_outcome(future: asyncio.Future[None]) -> None:
+    """A done callback for a future nobody may be left to await (its caller was cancelled):
+    reads the outcome, so a failure is not reported as "never retrieved"."""
     if not future.cancelled():
         future.exception()
 
@@ -389,7 +391,7 @@ class SqliteBackend(Backend):
         committing = asyncio.ensure_future(self._call(self._driver.execute("COMMIT")))
         # If this caller is cancelled in the turn below, nobody awaits the task: read its
         # outcome anyway (no "never retrieved" warning; the next BEGIN cleans up a failure).
-        committing.add_done_callback(_read_outcome)
+        committing.add_done_callback(read_outcome)
         await asyncio.sleep(0)
         return committing
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from storage.backend import Backend, SqliteBackend
+from storage.backend import Backend, SqliteBackend, read_outcome
 from storage.repositories import (
     ChatRepository,
     GameRepository,
@@ -19,12 +19,6 @@ from storage.schema import current_version, migrate
 from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
-
-
-def _read_outcome(future: asyncio.Future[None]) -> None:
-    """Nobody may be left to read it (a cancelled caller): not a "never retrieved" warning."""
-    if not future.cancelled():
-        future.exception()
 
 
 class Transaction:
@@ -146,7 +140,7 @@ class Database:
         # while this one waits for the outcome. A task of its own, shielded: a cancelled
         # caller stops neither the COMMIT nor the clean-up after one that failed.
         finishing = asyncio.ensure_future(self._finish_commit(committed))
-        finishing.add_done_callback(_read_outcome)
+        finishing.add_done_callback(read_outcome)
         await asyncio.shield(finishing)
 
     async def _finish_commit(self, committed: asyncio.Future[None]) -> None:
