@@ -75,6 +75,10 @@ class Person:
         return str(self.user_id)
 
 
+def _seated(record: GameRecord, person: Person) -> bool:
+    return any(seat.player_id == person.player_id for seat in record.lobby.seats)
+
+
 CHAT_WIDE_OPTIONS: Final = frozenset("lc")
 """/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
 
@@ -114,6 +118,7 @@ class GameService:
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
         self._retry_at: dict[int, datetime] = {}
+        self._computer_names: dict[tuple[str, str, str], str] = {}  # (language, level, n)
         # Pauses before each attempt to load a game again after its save failed (a database
         # that is briefly locked or unreachable); then the chat waits for its next update.
         self.reload_delays: tuple[float, ...] = (0.0, 1.0, 5.0, 15.0, 60.0)
@@ -135,11 +140,18 @@ class GameService:
     def _seat_name(self, record: GameRecord, seat: Seat) -> str:
         """A person's name; a computer's is made in the game's language when shown, so a
         chat that changes its language sees its computers named in the new one."""
-        number = seat.player_id.rsplit("-", 1)[-1]
-        if not seat.is_computer or seat.level not in LEVELS or not number.isdigit():
+        if not seat.is_computer:
             return seat.name
-        level = self.t(record.language, f"level-{seat.level}")
-        return self.t(record.language, "computer-name", n=int(number), level=level)
+        number = seat.player_id.rsplit("-", 1)[-1]
+        if seat.level not in LEVELS or not number.isdigit():
+            return seat.name
+        key = (record.language, seat.level, number)
+        name = self._computer_names.get(key)  # every render names every seat: made once
+        if name is None:
+            level = self.t(record.language, f"level-{seat.level}")
+            name = self.t(record.language, "computer-name", n=int(number), level=level)
+            self._computer_names[key] = name
+        return name
 
     def computers(self, record: GameRecord) -> frozenset[str]:
         return frozenset(s.player_id for s in record.lobby.seats if s.is_computer)
@@ -667,6 +679,10 @@ class GameService:
 
     # ------------------------------------------------------------------ moves
 
+    def _running_games_of(self, person: Person) -> list[GameRecord]:
+        """The running games (in memory) in which this person has a seat."""
+        return [r for r in self._live.values() if r.status == "running" and _seated(r, person)]
+
     def personal_language(self, person: Person, record: GameRecord) -> str:
         """For what only this person sees (a toast): their language if the bot has it, else
         the game's (a Ukrainian in a Russian group reads Russian, not English)."""
@@ -676,9 +692,7 @@ class GameService:
         """Callback data the bot never made (forged, or from a much older version): nothing
         changes; a player of a running game is answered "out of date" and gets the current
         keyboard, anyone else "unknown button"."""
-        for peeked in list(self._live.values()):
-            if peeked.status != "running" or person.player_id not in self.names(peeked):
-                continue
+        for peeked in self._running_games_of(person):
             async with self._locks[peeked.chat_id]:
                 record = await self._load(peeked.chat_id)
                 if record is None or record.game is None or record.status != "running":
@@ -1189,12 +1203,12 @@ class GameService:
         records = (
             [r for r in (await self._peek(chat_id),) if r is not None]
             if chat_id is not None
-            else [r for r in self._live.values() if person.player_id in self.names(r)]
+            else self._running_games_of(person)
         )
         records.sort(key=lambda r: r.game is not None and person.player_id in r.game.to_act)
         sent = False
         for peeked in records:
-            if peeked.status != "running" or person.player_id not in self.names(peeked):
+            if peeked.status != "running" or not _seated(peeked, person):
                 continue
             async with self._locks[peeked.chat_id]:
                 record = await self._load(peeked.chat_id)  # the live copy, under the lock

@@ -31,6 +31,13 @@ async def play_humans(h: BotHarness, chat_id: int, rng: random.Random, limit: in
     raise AssertionError("the game does not end")
 
 
+async def start_practice(h: BotHarness, user: FakeUser, choice: str = "P1e") -> None:
+    """The user starts the bot, sends /practice and picks opponents (default: one easy)."""
+    await h.send(user.start_private())
+    await h.send(user.send_private("/practice"))
+    await h.send(user.tap(h.fake.last_message(user.id), choice))
+
+
 async def lobby_with_computers(
     h: BotHarness, group: FakeGroup, humans: list[FakeUser], levels: list[str]
 ) -> None:
@@ -180,9 +187,7 @@ async def test_hand_in_private_sends_every_running_hand(harness: BotHarness) -> 
     h = harness
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-5011, "Club", admins={alice})
-    await h.send(alice.start_private())
-    await h.send(alice.send_private("/practice"))
-    await h.send(alice.tap(h.fake.last_message(alice.id), "P1e"))
+    await start_practice(h, alice)
     await h.open_game(group, [alice, bob])
     before = len(h.fake.messages(alice.id))
     await h.send(alice.send_private("/hand"))
@@ -196,9 +201,7 @@ async def test_practice_can_be_left_with_leave_and_its_table_has_no_link_to_itse
 ) -> None:
     h = harness
     alice = h.user(1, "Alice", "ru")
-    await h.send(alice.start_private())
-    await h.send(alice.send_private("/practice"))
-    await h.send(alice.tap(h.fake.last_message(alice.id), "P1e"))
+    await start_practice(h, alice)
     record = h.service._live[alice.id]
     assert h.fake.message(alice.id, record.table_message_id or 0).buttons == []
     assert "Дурак: тренировка" in h.hand_message(alice).text
