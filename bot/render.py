@@ -40,6 +40,7 @@ from engine import (
     Take,
     Transfer,
 )
+from engine.ai import LEVELS
 
 CARDS_PER_ROW: Final = 6
 MAX_LOG_LINES: Final = 4
@@ -54,6 +55,21 @@ class Rendered:
 
 def esc(text: str) -> str:
     return html.escape(text, quote=False)
+
+
+def computer_id(level: str, number: int) -> str:
+    """The player id of a lobby's `number`th computer player of `level`."""
+    return f"cpu-{level}-{number}"
+
+
+def computer_name(tr: Translator, lang: str, player_id: str) -> str | None:
+    """A computer player's name in `lang`, made from its id (see `computer_id`), so that it
+    follows the chat's language; None for an id that is not a computer's."""
+    prefix, _, rest = player_id.partition("-")
+    level, _, number = rest.rpartition("-")
+    if prefix != "cpu" or level not in LEVELS or not number.isdigit():
+        return None
+    return tr.t(lang, "computer-name", n=int(number), level=tr.t(lang, f"level-{level}"))
 
 
 def card_text(card: Card | None) -> str:

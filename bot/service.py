@@ -118,7 +118,7 @@ class GameService:
         self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
         # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
         self._retry_at: dict[int, datetime] = {}
-        self._computer_names: dict[tuple[str, str, str], str] = {}  # (language, level, n)
+        self._computer_names: dict[tuple[str, str], str] = {}  # (language, player id)
         # Pauses before each attempt to load a game again after its save failed (a database
         # that is briefly locked or unreachable); then the chat waits for its next update.
         self.reload_delays: tuple[float, ...] = (0.0, 1.0, 5.0, 15.0, 60.0)
@@ -142,14 +142,10 @@ class GameService:
         chat that changes its language sees its computers named in the new one."""
         if not seat.is_computer:
             return seat.name
-        number = seat.player_id.rsplit("-", 1)[-1]
-        if seat.level not in LEVELS or not number.isdigit():
-            return seat.name
-        key = (record.language, seat.level, number)
+        key = (record.language, seat.player_id)
         name = self._computer_names.get(key)  # every render names every seat: made once
         if name is None:
-            level = self.t(record.language, f"level-{seat.level}")
-            name = self.t(record.language, "computer-name", n=int(number), level=level)
+            name = render.computer_name(self.tr, record.language, seat.player_id) or seat.name
             self._computer_names[key] = name
         return name
 
@@ -964,15 +960,11 @@ class GameService:
         if len(record.lobby.seats) >= record.rules.max_players:
             return "lobby-full"
         number = 1 + sum(1 for s in record.lobby.seats if s.is_computer)
-        name = self.t(
-            record.language,
-            "computer-name",
-            n=number,
-            level=self.t(record.language, f"level-{level}"),
-        )
+        player_id = render.computer_id(level, number)
+        name = render.computer_name(self.tr, record.language, player_id) or player_id
         record.lobby.seats.append(
             Seat(
-                player_id=f"cpu-{level}-{number}",
+                player_id=player_id,
                 user_id=None,
                 name=name,
                 is_computer=True,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from bot.i18n import Translator
-from bot.render import Rendered, esc
+from bot.render import Rendered, computer_name, esc
 from storage import LeaderboardRow, PlayerRecord
 
 MIN_RANKED_GAMES: Final = 3
@@ -33,14 +33,16 @@ def _streak(value: int) -> str:
     return f"+{value}" if value > 0 else str(value)
 
 
-def _line(
-    tr: Translator, lang: str, rank: int | None, name: str, is_computer: bool, row: LeaderboardRow
-) -> str:
+def _line(tr: Translator, lang: str, rank: int | None, row: LeaderboardRow) -> str:
+    if row.is_computer:  # named in the chat's language of today, not of the game's day
+        name = esc(computer_name(tr, lang, row.player_id) or row.name) + " 🤖"
+    else:
+        name = esc(row.name)
     return tr.t(
         lang,
         "stats-line",
         rank=str(rank) if rank is not None else "–",
-        name=esc(name) + (" 🤖" if is_computer else ""),
+        name=name,
         rating=_rating(row.rating, lang),
         games=row.games,
         durak=row.durak_count,
@@ -63,10 +65,10 @@ def leaderboard(
     if not rows:
         lines.append(tr.t(lang, "stats-empty", min=MIN_RANKED_GAMES))
     for rank, row in enumerate(rows, start=1):
-        lines.append(_line(tr, lang, rank, row.name, row.is_computer, row))
+        lines.append(_line(tr, lang, rank, row))
     if me is not None and all(r.player_id != me[1].player_id for r in rows):
         my_rank, mine = me
-        lines += ["…", _line(tr, lang, my_rank, mine.name, mine.is_computer, mine)]
+        lines += ["…", _line(tr, lang, my_rank, mine)]
     lines += ["", f"<i>{tr.t(lang, 'stats-footer', min=MIN_RANKED_GAMES)}</i>"]
     shown = [*rows, *([me[1]] if me is not None else [])]
     if show_computers and any(row.is_computer for row in shown):  # the 🤖 needs explaining

@@ -7,6 +7,7 @@ HTML as Telegram parses it); every button's callback data fits in 64 bytes.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -201,3 +202,25 @@ def test_leaderboard_numbers_are_written_as_each_language_writes_them(
         TR, lang, title="Club", rows=[row], me=None, show_computers=True
     ).text
     assert rating in text and f"({rate})" in text
+
+
+def test_leaderboard_names_computers_in_the_chats_language_of_today() -> None:
+    """A computer's stored name is the one of the day its last game ended; the leaderboard
+    names it from its id instead, so a chat that switched to German reads German names."""
+    computer = LeaderboardRow(
+        player_id="cpu-hard-1",
+        user_id=None,
+        name="Computer 1 (hard)",  # stored while the chat was English
+        is_computer=True,
+        games=5,
+        durak_count=1,
+        durak_rate=0.2,
+        rating=1.0,
+        streak=2,
+    )
+    odd = replace(computer, player_id="cpu-unknown-x", name="Robo")  # not a known id: kept
+    text = stats_view.leaderboard(
+        TR, "de", title="Club", rows=[computer, odd], me=None, show_computers=True
+    ).text
+    assert "Computer 1 (schwer) 🤖" in text and "(hard)" not in text
+    assert "Robo 🤖" in text
