@@ -14,20 +14,17 @@ from pydantic import ValidationError
 from bot.config import Settings
 
 
-class _Redact(logging.Filter):
-    """Keep the token out of every log line (httpx logs request URLs, which contain it)."""
+class _Redacting(logging.Formatter):
+    """Keep the token out of every log line: messages (httpx logs request URLs, which contain
+    it) and tracebacks (python-telegram-bot's InvalidToken names it)."""
 
-    def __init__(self, secret: str) -> None:
-        super().__init__()
+    def __init__(self, fmt: str, secret: str) -> None:
+        super().__init__(fmt)
         self.secret = secret
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secret:
-            message = record.getMessage()
-            if self.secret in message:
-                record.msg = message.replace(self.secret, "<token>")
-                record.args = None
-        return True
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return text.replace(self.secret, "<token>") if self.secret else text
 
 
 def load_settings() -> Settings:
@@ -44,19 +41,26 @@ def load_settings() -> Settings:
 
 def main() -> None:
     settings = load_settings()
-    logging.basicConfig(
-        level=settings.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    redact = _Redact(settings.bot_token.get_secret_value())
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(redact)
+    secret = settings.bot_token.get_secret_value()
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s", secret))
+    logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    from telegram.error import InvalidToken
 
     from bot.app import build_application  # after logging is set up
 
     application = build_application(settings)
-    application.run_polling(allowed_updates=["message", "callback_query", "my_chat_member"])
+    try:
+        application.run_polling(allowed_updates=["message", "callback_query", "my_chat_member"])
+    except InvalidToken:
+        print("durak-bot: setting BOT_TOKEN was rejected by Telegram", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception:
+        # Logged through the redacting formatter: an uncaught traceback could name the token.
+        logging.getLogger("bot").critical("the bot stopped on an error", exc_info=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

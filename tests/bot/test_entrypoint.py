@@ -117,6 +117,23 @@ async def test_python_m_bot_plays_through_a_loopback_bot_api_and_resumes(tmp_pat
         assert "Traceback" not in log
 
 
+async def test_a_token_telegram_rejects_stops_the_bot_with_one_line_and_never_shows_it(
+    tmp_path: Path,
+) -> None:
+    """python-telegram-bot's InvalidToken names the token in its message and traceback: the
+    log and stderr must not, and start-up ends with exit code 2 like any bad setting."""
+    fake = FakeTelegram(token=TOKEN)
+    fake.fail_next("getMe", 401, description="Unauthorized", times=10)
+    async with LoopbackBotAPI(fake) as server:
+        bot = await start_bot(server, tmp_path)
+        async with asyncio.timeout(60):
+            await bot.wait()
+    log = (tmp_path / "bot.log").read_text()
+    assert bot.returncode == 2, log
+    assert TOKEN.split(":")[1] not in log
+    assert "durak-bot: setting BOT_TOKEN was rejected by Telegram" in log
+
+
 def hand_message(fake: FakeTelegram, user: FakeUser) -> FakeMessage | None:
     """The user's current hand: the bot's latest private message with playing buttons."""
     for message in reversed(fake.messages(user.id)):
