@@ -3,8 +3,9 @@
 `build_application` wires settings, the HTTP request objects, handlers and the
 start-up/shut-down hooks. `post_init` (run by `run_polling`/`run_webhook`, or
 by `start_services` in tests) opens the database, registers the command menus,
-resumes every stored game and starts the deadline scheduler; `post_shutdown`
-stops the scheduler, publishes pending table edits and closes the database.
+resumes every stored game and starts the deadline scheduler; `post_stop` (before the
+HTTP client closes) stops the scheduler, publishes pending table edits and closes the
+database.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def build_application(
         .base_url(settings.bot_api_base_url)
         .concurrent_updates(256)  # chats in parallel; GameService serialises each chat
         .post_init(start_services)
+        # run_polling: stop(), post_stop, shutdown() (closes the HTTP client), post_shutdown.
+        # Pending table edits need the client: stop here. post_shutdown only catches a start
+        # that failed half-way (no post_stop then); a second call does nothing.
+        .post_stop(stop_services)
         .post_shutdown(stop_services)
     )
     if request is not None:
@@ -104,6 +109,8 @@ async def start_services(application: Application) -> None:  # type: ignore[type
 
 
 async def stop_services(application: Application) -> None:  # type: ignore[type-arg]
+    """Stop the scheduler and computer players, publish pending table edits, close the
+    database. Idempotent."""
     task: asyncio.Task[Any] | None = application.bot_data.pop(SCHEDULER_KEY, None)
     if task is not None:
         task.cancel()
