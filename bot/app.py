@@ -73,7 +73,9 @@ def build_application(
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     if rate_limiter:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+        # Throttles to Telegram's limits. No retries: while the limiter waits out one 429 it
+        # holds back every call of every chat; the bot retries per chat instead.
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))
     application = builder.build()
     application.bot_data["settings"] = settings
     application.bot_data["clock"] = clock

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from telegram import Bot, CallbackQuery
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.render import Rendered
 
@@ -178,15 +178,24 @@ class Coalescer:
         self._last[key] = self._clock()
         try:
             await (publish or self._publish)(key)
-        except RetryAfter as exc:
-            logger.warning("rate limited in chat %s: retry after %s", key, exc.retry_after)
-            self._last[key] = self._clock() + float(
-                exc.retry_after.total_seconds()
-                if hasattr(exc.retry_after, "total_seconds")
-                else exc.retry_after
-            )
+        except (RetryAfter, NetworkError) as exc:  # 429, or a timeout: maybe not shown
+            logger.warning("publishing chat %s failed, retried later: %s", key, exc)
+            self.retry_later(key, exc)
         except Exception:
             logger.exception("publishing chat %s failed", key)
+
+    def retry_later(self, key: int, error: RetryAfter | NetworkError) -> None:
+        """Publish again once Telegram allows (429: after retry_after; otherwise after the
+        interval): the state that failed to show may be the last one for a while, as nobody
+        moves while a player thinks."""
+        wait = self.interval
+        if isinstance(error, RetryAfter):
+            after = error.retry_after
+            seconds = float(after.total_seconds() if hasattr(after, "total_seconds") else after)
+            self._last[key] = self._clock() + seconds
+            wait = max(wait, seconds)
+        if key not in self._pending:
+            self._pending[key] = asyncio.create_task(self._later(key, wait))
 
     async def flush(self) -> None:
         """Publish everything pending now (shutdown, tests)."""
@@ -204,6 +213,11 @@ class Coalescer:
 
     def pending(self) -> frozenset[int]:
         return frozenset(self._pending)
+
+    def cancel_all(self) -> None:
+        for task in self._pending.values():
+            task.cancel()
+        self._pending.clear()
 
     def forget(self, key: int) -> None:
         task = self._pending.pop(key, None)

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from telegram import Bot, CallbackQuery
 from telegram.constants import ChatMemberStatus
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
 from bot import render, stats_view
 from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 LOG_KEEP: Final = 6
+HAND_RETRY_SECONDS: Final = 3.0  # a hand Telegram refused (429) or lost (timeout), again
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,8 @@ class GameService:
             settings.table_edit_interval,
             publish_later=self._publish_table_locked,
         )
+        # Hands that Telegram refused for now (429) or that timed out are shown again later.
+        self.hand_retries = Coalescer(self._republish_hands, HAND_RETRY_SECONDS)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
@@ -226,6 +229,7 @@ class GameService:
         if self._live.get(record.chat_id) is record:
             del self._live[record.chat_id]
         self.tables.forget(record.chat_id)
+        self.hand_retries.forget(record.chat_id)
         self._retry_at.pop(record.chat_id, None)
         for seat in record.lobby.seats:
             self._sent_hands.pop((record.id or 0, seat.player_id), None)
@@ -975,7 +979,9 @@ class GameService:
         return None
 
     async def close(self) -> None:
-        """Stop computer players' pending moves (they are re-planned after a restart)."""
+        """Stop computer players' pending moves (they are re-planned after a restart) and
+        hands waiting to be shown again (a restart shows every hand)."""
+        self.hand_retries.cancel_all()
         for task in [*self._thinking.values(), *self._background]:
             task.cancel()
         for task in [*self._thinking.values(), *self._background]:
@@ -1039,6 +1045,13 @@ class GameService:
         if record is not None and record.status == "running":
             await self._publish_table_now(record, from_coalescer=True)
 
+    async def _republish_hands(self, chat_id: int) -> None:
+        """The hands of a running game that failed to show, again (see `hand_retries`)."""
+        async with self._locks[chat_id]:
+            record = self._live.get(chat_id)
+            if record is not None and record.status == "running" and record.game is not None:
+                await self._publish_hands(record)
+
     async def _publish_table_locked(self, chat_id: int) -> None:
         """A merged table edit, run later by the coalescer: it takes the chat's lock."""
         async with self._locks[chat_id]:
@@ -1067,10 +1080,11 @@ class GameService:
         except Blocked:
             await self._bot_gone(record)
             return
-        except RetryAfter:
+        except (RetryAfter, NetworkError) as exc:
             if from_coalescer:
-                raise  # the coalescer pushes the next edit back by retry_after
-            logger.warning("rate limited in chat %s; the table follows later", record.chat_id)
+                raise  # the coalescer publishes again later
+            logger.warning("the table of chat %s follows later: %s", record.chat_id, exc)
+            self.tables.retry_later(record.chat_id, exc)
             return
         except TelegramError as exc:  # the next change or a restart shows the table again
             logger.warning("could not update the table of chat %s: %s", record.chat_id, exc)
@@ -1158,6 +1172,8 @@ class GameService:
             except TelegramError as exc:
                 logger.warning("could not update the hand of %s: %s", pid, exc)
                 self._sent_hands.pop(key, None)
+                if isinstance(exc, RetryAfter | NetworkError):
+                    self.hand_retries.retry_later(record.chat_id, exc)
                 continue
             self._sent_hands[key] = None if choice else state
             self._shown_move[key] = game.move_number

@@ -44,6 +44,7 @@ class BotHarness:
     settings: Settings
     app: Any = None
     seed: int = 1000
+    rate_limiter: bool = False  # production's AIORateLimiter
     users: dict[int, FakeUser] = field(default_factory=dict)
     known_hands: dict[int, int] = field(default_factory=dict)
 
@@ -57,7 +58,7 @@ class BotHarness:
             self.settings,
             request=self.fake.request(),
             get_updates_request=self.fake.request(),
-            rate_limiter=False,
+            rate_limiter=self.rate_limiter,
             clock=self.clock,
             seeds=self._next_seed,
         )

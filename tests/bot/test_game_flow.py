@@ -387,8 +387,7 @@ async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarne
     )
     await h.send(attacker.tap(hand, first.callback_data or ""))
     assert game.move_number == 1  # stored despite both errors
-    await h.service.tables.request(group.id)
-    assert group.id in h.service.tables.pending()  # the edit waits for retry_after
+    assert group.id in h.service.tables.pending()  # the edit is retried after retry_after
     await h.service.tables.flush()  # ... and then shows the latest state
     assert (
         "attacked" in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text

@@ -4,6 +4,10 @@ is not the tapper's, and memory over many games."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from engine import Game
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser
@@ -44,3 +48,73 @@ async def test_pending_table_edits_are_published_when_run_polling_stops(
     await app.shutdown()
     await app.post_shutdown(app)
     assert attacked in h.fake.message(group.id, table_id).text
+
+
+@pytest.mark.parametrize("failure", ["429", "timeout"])
+async def test_a_table_edit_that_failed_is_made_again_without_another_move(
+    harness: BotHarness, failure: str
+) -> None:
+    """The move before a long think may be the last for minutes: a table edit refused with
+    429 (or lost to a timeout) is retried on its own, not at the next move."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8002, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    if failure == "429":
+        h.fake.fail_next("editMessageText", 429, retry_after=7, chat_id=group.id)
+    else:
+        h.fake.timeout_next("editMessageText", chat_id=group.id)
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    table_id = h.service._live[group.id].table_message_id or 0
+    attacked = h.service.t("en", "log-attack", player=attacker.first_name)
+    assert attacked not in h.fake.message(group.id, table_id).text  # the edit failed
+    assert group.id in h.service.tables.pending()  # ... and is due again
+    await h.service.tables.flush()
+    assert attacked in h.fake.message(group.id, table_id).text
+
+
+async def test_a_hand_that_telegram_refused_is_shown_again_on_its_own(
+    harness: BotHarness,
+) -> None:
+    """The defender's hand edit gets a 429 right after the attack: without a retry the
+    defender would see no way to defend until the deadline."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8003, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = live(h, group)
+    attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
+    h.fake.fail_next("editMessageText", 429, retry_after=2, chat_id=defender.id)
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    take = h.service.t("en", "button-take")
+    assert take not in h.hand_message(defender).button_texts  # refused: the old hand
+    assert group.id in h.service.hand_retries.pending()
+    await h.service.hand_retries.flush()
+    assert take in h.hand_message(defender).button_texts
+
+
+async def test_a_429_in_one_group_holds_up_nobody_else(harness: BotHarness) -> None:
+    """With production's rate limiter: group A's table edit is refused for 30 s. Group A's
+    move is answered at once (its table follows later) and group B plays on meanwhile."""
+    h = harness
+    await h.stop()
+    h.rate_limiter = True
+    await h.start()
+    a1, a2, b1, b2 = h.user(1, "A1"), h.user(2, "A2"), h.user(3, "B1"), h.user(4, "B2")
+    group_a = h.fake.group(-8004, "A", admins={a1})
+    group_b = h.fake.group(-8005, "B", admins={b1})
+    await h.open_game(group_a, [a1, a2])
+    await h.open_game(group_b, [b1, b2])
+    h.fake.fail_next("editMessageText", 429, retry_after=30, chat_id=group_a.id)
+    async with asyncio.timeout(10):  # a limiter that waits out the 429 fails here, not hangs
+        for group in (group_a, group_b):
+            attacker = h.users[int(live(h, group).attacker)]
+            hand, card = playable(h, attacker)
+            tap = attacker.tap(hand, card.callback_data or "")
+            await h.send(tap)
+            assert h.fake.answer_for(tap) is not None
+            assert live(h, group).move_number == 1
+    assert group_a.id in h.service.tables.pending()  # A's table: after retry_after
