@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 LOG_KEEP: Final = 6
+RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
 HAND_RETRY_SECONDS: Final = 3.0  # a hand Telegram refused (429) or lost (timeout), again
 
 
@@ -1756,8 +1757,14 @@ class GameService:
         """After a (re)start: load every lobby and game, re-render, re-arm deadlines."""
         async with self.db.transaction(readonly=True) as tx:
             records = await tx.games.all_active()
+        now = self.clock()
         for record in records:
             self._remember(record)
+            if record.status == "running" and record.deadline is not None:
+                # Nobody could move while the bot was down, and taps sent meanwhile arrive
+                # only now: a turn that ran out (or nearly) meanwhile gets a little time.
+                grace = min(RESUME_GRACE, timedelta(seconds=self.turn_timeout(record)))
+                record.deadline = max(record.deadline, now + grace)
         for record in records:
             async with self._locks[record.chat_id]:
                 try:

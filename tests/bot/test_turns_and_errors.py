@@ -104,3 +104,28 @@ async def test_an_edit_that_changes_nothing_is_no_error(harness: BotHarness) -> 
     refused = [c for c in h.fake.calls if c.method == "editMessageText" and not c.ok]
     assert refused and all("not modified" in (c.description or "") for c in refused)
     assert len(h.fake.messages(alice.id)) == messages  # nothing sent anew
+
+
+async def test_a_turn_that_ran_out_while_the_bot_was_down_gets_time_after_the_restart(
+    harness: BotHarness,
+) -> None:
+    """Taps sent while the bot was down arrive after it starts: the player's move is taken,
+    not pre-empted by a timeout (and a timeout strike) for the bot's own downtime."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6010, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    attacker = h.users[int(live(h, group.id).attacker)]
+    hand = h.hand_message(attacker)
+    card = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.stop()
+    h.clock.advance(600)  # down for ten minutes: the 60 s turn ran out long ago
+    await h.start()
+    assert await h.service.run_due() == 0  # not yet: the player has some time
+    tap = attacker.tap(h.hand_message(attacker), card.callback_data or "")
+    await h.send(tap)
+    game = live(h, group.id)
+    assert game.move_number == 1 and game.history[0][0] == str(attacker.id)
+    assert not h.service._live[group.id].timeouts  # no strike
+    h.clock.advance(61)
+    assert await h.service.run_due() == 1  # the next turn has its full time, as usual
