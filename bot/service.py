@@ -273,6 +273,17 @@ class GameService:
         if alarm is None or min(times) < alarm:
             self._deadline_changed.set()
 
+    async def _is_member(self, chat_id: int, user_id: int) -> bool:
+        """Whether the user belongs to the group (True when Telegram cannot say)."""
+        try:
+            member = await self.bot.get_chat_member(chat_id, user_id)
+        except TelegramError as exc:
+            logger.info("could not check membership of %s in %s: %s", user_id, chat_id, exc)
+            return True
+        if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+            return False
+        return bool(getattr(member, "is_member", True))  # a restricted member may have left
+
     async def _is_admin(self, chat_id: int, user_id: int) -> bool:
         try:
             member = await self.bot.get_chat_member(chat_id, user_id)
@@ -433,6 +444,10 @@ class GameService:
                 return
             # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
             lang = self.personal_language(person, record)
+            message = query.message
+            if message is None or message.chat.id != record.chat_id:  # forged elsewhere
+                await self.out.answer(query, self.t(lang, "error-unknown-button"))
+                return
             if data.op == "join":
                 await self._join(record, person, query)
             elif data.op == "leave":
@@ -556,6 +571,10 @@ class GameService:
                 return
             if len(record.lobby.seats) >= record.rules.max_players:
                 await self.out.send(person.user_id, render.Rendered(self.t(lang, "lobby-full")))
+                return
+            if not await self._is_member(record.chat_id, person.user_id):  # a shared link
+                text = self.t(lang, "join-not-member", chat=title)
+                await self.out.send(person.user_id, render.Rendered(text))
                 return
             self._seat(record, person, lang)
             await self._save(record)

@@ -44,6 +44,7 @@ newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder b
 newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu und sende dort /newgame.
 private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
 group-joined = { $player } spielt mit.
+join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
 group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 

@@ -44,6 +44,7 @@ newgame-running = A game is running here. Wait for it to end, or /cancel it.
 newgame-in-group = Durak is played in groups: add me to a group and send /newgame there.
 private-joined = You have a seat in the game in <b>{ $chat }</b>. Your cards will appear here.
 group-joined = { $player } has a seat.
+join-not-member = Only members of <b>{ $chat }</b> can join its game. Join the group, then press “Join” there.
 group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then their turns time out.
 game-cancelled = The game was cancelled. No result is recorded.
 

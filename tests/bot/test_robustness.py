@@ -118,3 +118,38 @@ async def test_a_429_in_one_group_holds_up_nobody_else(harness: BotHarness) -> N
             assert h.fake.answer_for(tap) is not None
             assert live(h, group).move_number == 1
     assert group_a.id in h.service.tables.pending()  # A's table: after retry_after
+
+
+async def test_lobby_buttons_work_only_on_the_lobby_message_in_its_group(
+    harness: BotHarness,
+) -> None:
+    """Callback data can be forged: Eve, not in the group, sends the lobby's Join data from
+    a message of her own private chat. She gets no seat, and the group hears nothing."""
+    h = harness
+    alice, eve = h.user(1, "Alice"), h.user(66, "Eve")
+    group = h.fake.group(-8006, "Club", admins={alice})
+    await h.send(alice.start_private(), alice.send(group, "/newgame"))
+    join = h.lobby_message(group).button("Join").callback_data or ""
+    await h.send(eve.start_private())
+    posts = len(h.fake.messages(group.id))
+    tap = eve.tap_raw(h.fake.last_message(eve.id), join)
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "error-unknown-button")
+    assert [s.name for s in h.service._live[group.id].lobby.seats] == ["Alice"]
+    assert len(h.fake.messages(group.id)) == posts
+
+
+async def test_a_join_link_seats_only_members_of_the_group(harness: BotHarness) -> None:
+    """The deep link /start j<game> can be shared or guessed (game ids count up): someone
+    outside the group is told why they get no seat."""
+    h = harness
+    alice, bob, eve = h.user(1, "Alice"), h.user(2, "Bob"), h.user(66, "Eve")
+    group = h.fake.group(-8007, "Club", admins={alice}, members={bob})
+    await h.send(alice.start_private(), alice.send(group, "/newgame"))
+    game_id = h.service._live[group.id].id
+    await h.send(eve.send(eve, f"/start j{game_id}"))
+    assert "Only members of" in h.fake.last_message(eve.id).text
+    await h.send(bob.send(bob, f"/start j{game_id}"))  # a member: seated
+    seats = [s.name for s in h.service._live[group.id].lobby.seats]
+    assert seats == ["Alice", "Bob"]

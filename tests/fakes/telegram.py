@@ -419,6 +419,9 @@ class FakeUser:
         current = fake._get_message(message.chat_id, message.message_id)
         if current.deleted:
             raise LookupError(f"message {current.message_id} in {current.chat_id} was deleted")
+        target = fake.chat(current.chat_id)
+        if isinstance(target, FakeGroup):  # as with `send`: who taps there is a member
+            target.add(self)
         query_id = str(next(fake._callback_ids))
         fake._callbacks[query_id] = None
         return fake._new_update(
