@@ -35,7 +35,7 @@ from bot.callbacks import (
     decode,
 )
 from bot.service import GameService, Person
-from storage import Conflict
+from storage import Conflict, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -231,6 +231,9 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _dispatch(service, query, person, data)
     except Conflict:  # another writer got there first: nothing was applied
         await service.out.answer(query, service.t(user.language_code, "error-conflict"))
+    except StorageError as exc:  # the database failed the save: nothing was applied
+        logger.warning("a tap of user %s was not stored: %s", user.id, exc)
+        await service.out.answer(query, service.t(user.language_code, "error-storage"))
 
 
 async def _dispatch(

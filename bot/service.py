@@ -198,8 +198,9 @@ class GameService:
         return record if record is not None else await self._stored(chat_id)
 
     def _reload_soon(self, chat_id: int) -> None:
-        """After a failed save: load the stored game again (when the chat's lock is free),
-        so that its deadline and computer players go on without waiting for a tap."""
+        """After a failed save: load the stored game again (when the chat's lock is free) and
+        show it, so that what players see is what is stored, and its deadline and computer
+        players go on without waiting for a tap."""
 
         async def reload() -> None:
             for attempt, delay in enumerate(self.reload_delays, 1):
@@ -209,8 +210,8 @@ class GameService:
                         if chat_id in self._live:
                             return  # an update of the chat has loaded it meanwhile
                         record = await self._load(chat_id)
-                        if record is not None:
-                            await self._drive_computers(record)
+                        if record is not None:  # show the stored state, and go on from it
+                            await self._show_again(record)
                         return
                 except Exception:
                     logger.exception(
@@ -627,11 +628,12 @@ class GameService:
         if len(record.lobby.seats) > record.rules.max_players:  # the rules changed meanwhile
             await self.out.answer(query, self.t(lang, "lobby-too-many"), alert=True)
             return
-        await self.out.answer(query, self.t(lang, "lobby-started"))
-        await self._begin(record)
+        await self._begin(record, query=query, started=self.t(lang, "lobby-started"))
 
-    async def _begin(self, record: GameRecord) -> None:
-        """Deal, store, and show the table and every hand."""
+    async def _begin(
+        self, record: GameRecord, *, query: CallbackQuery | None = None, started: str = ""
+    ) -> None:
+        """Deal, store, answer the Start tap (once stored), show the table and every hand."""
         players = [s.player_id for s in record.lobby.seats]
         previous = record.meta.get("previous_durak")
         record.game = Game.new(
@@ -645,6 +647,7 @@ class GameService:
         record.meta["log"] = []
         self._set_deadline(record)
         await self._save(record)
+        await self.out.answer(query, started or None)
         await self._refresh_lobby(record, closed="lobby-started")
         await self._publish_table_now(record)
         await self._publish_hands(record, force=True)
@@ -1111,10 +1114,8 @@ class GameService:
             return
         if sent.new:
             record.table_message_id = sent.message_id
-            if record.status == "running":
-                await self._save(record)
-            else:
-                await self._save_quietly(record)
+            # Quietly: the game goes on (hands, computers) even if this id is not stored.
+            await self._save_quietly(record)
 
     async def _save_quietly(self, record: GameRecord) -> None:
         try:
@@ -1787,16 +1788,21 @@ class GameService:
         for record in records:
             async with self._locks[record.chat_id]:
                 try:
-                    if record.status == "lobby":
-                        await self._refresh_lobby(record)
-                    elif record.game is not None:
-                        await self._publish_table_now(record)
-                        await self._publish_hands(record, force=True)
-                        await self._drive_computers(record)
+                    await self._show_again(record)
                 except Exception:
                     logger.exception("could not resume game %s", record.id)
         self._deadline_changed.set()
         return len(records)
+
+    async def _show_again(self, record: GameRecord) -> None:
+        """Show a game as loaded (after a restart or a failed save): lobby, or table and
+        hands; then let its computer players move."""
+        if record.status == "lobby":
+            await self._refresh_lobby(record)
+        elif record.game is not None:
+            await self._publish_table_now(record)
+            await self._publish_hands(record, force=True)
+            await self._drive_computers(record)
 
     async def flush(self) -> None:
         await self.tables.flush()

@@ -182,6 +182,7 @@ error-no-game = Hier läuft gerade kein Spiel.
 error-not-opener = Das dürfen nur der Spieler, der das Spiel eröffnet hat, und die Admins des Chats.
 error-unknown-button = Diese Schaltfläche kenne ich nicht.
 error-conflict = Im selben Moment hat sich etwas geändert; bitte tippe noch einmal.
+error-storage = Das ließ sich gerade nicht speichern, es ist also nichts passiert. Bitte tippe noch einmal.
 error-game-over = Das Spiel ist vorbei.
 error-unknown-player = Du spielst in diesem Spiel nicht mit.
 error-player-out = Du bist in diesem Spiel schon raus.

@@ -182,6 +182,7 @@ error-no-game = There is no game running here.
 error-not-opener = Only the player who opened the game or a chat admin can do that.
 error-unknown-button = I don't know this button.
 error-conflict = Something changed at the same moment; please tap again.
+error-storage = That could not be saved just now, so nothing happened. Please tap again.
 error-game-over = The game is over.
 error-unknown-player = You are not playing in this game.
 error-player-out = You are already out of this game.

@@ -5,10 +5,13 @@ is not the tapper's, and memory over many games."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from engine import Game
+from storage import DatabaseBusy
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser
 
@@ -153,3 +156,89 @@ async def test_a_join_link_seats_only_members_of_the_group(harness: BotHarness) 
     await h.send(bob.send(bob, f"/start j{game_id}"))  # a member: seated
     seats = [s.name for s in h.service._live[group.id].lobby.seats]
     assert seats == ["Alice", "Bob"]
+
+
+def failing_writes(h: BotHarness, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Make every write transaction fail as a database locked for too long would; returns
+    the undo."""
+    real = h.service.db.transaction
+
+    def busy(*, readonly: bool = False) -> Any:
+        if not readonly:
+            raise DatabaseBusy("database is locked")
+        return real(readonly=readonly)
+
+    monkeypatch.setattr(h.service.db, "transaction", busy)
+    return lambda: monkeypatch.setattr(h.service.db, "transaction", real)
+
+
+async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    h.service.reload_delays = (0.0,)
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8008, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    undo = failing_writes(h, monkeypatch)
+    tap = attacker.tap(hand, card.callback_data or "")
+    await h.send(tap)
+    undo()
+    await asyncio.gather(*h.service._background)  # the stored game is loaded and shown
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "error-storage")
+    assert live(h, group).move_number == 0
+    assert card.text in h.hand_message(attacker).button_texts  # still in the hand
+
+
+async def test_start_is_announced_only_once_the_game_is_stored(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    h.service.reload_delays = (0.0,)
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8009, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    undo = failing_writes(h, monkeypatch)
+    tap = alice.tap(h.lobby_message(group), "Start")
+    await h.send(tap)
+    undo()
+    await asyncio.gather(*h.service._background)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "error-storage")
+    assert h.service._live[group.id].status == "lobby"
+    assert "Start" in h.lobby_message(group).button_texts  # the lobby is still open
+
+
+async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    h.service.reload_delays = (0.0,)
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8010, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    real_save = h.service._save
+    saves = 0
+
+    async def second_save_fails(record: Any, result: Any = None) -> None:
+        nonlocal saves
+        saves += 1
+        if saves == 2:  # 1: the start itself; 2: the new table message's id
+            try:
+                raise DatabaseBusy("database is locked")
+            finally:
+                h.service._forget(record)
+                h.service._reload_soon(record.chat_id)
+        await real_save(record, result)
+
+    monkeypatch.setattr(h.service, "_save", second_save_fails)
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    await asyncio.gather(*h.service._background)
+    for user in (alice, bob):
+        assert any(c in h.hand_message(user).text for c in "♣♦♥♠")  # a hand with cards
+        assert h.hand_message(user).buttons
