@@ -1698,30 +1698,35 @@ class GameService:
         deadline is tried again after `DEADLINE_RETRY`, so a lasting fault does not spin.
         """
         now = now or self.clock()
-        for record in list(self._live.values()):
-            try:
-                if not self._warn_due(record, now):
-                    continue
-                async with self._locks[record.chat_id]:
-                    # Checked again under the lock: meanwhile the game may have been
-                    # cancelled, moved on or dropped (the warning and refresh would be wrong).
-                    if self._live.get(record.chat_id) is record and self._warn_due(record, now):
-                        await self._warn(record)
-            except Exception:
-                record.meta["warned"] = True  # a warning is a courtesy: never retried
-                logger.exception("warning chat %s of its deadline failed", record.chat_id)
-        due = [
-            r.chat_id for r in list(self._live.values()) if r.deadline and self._due_at(r) <= now
-        ]
-        for chat_id in due:
-            try:
-                await self._expire(chat_id, now)
-            except Exception:
-                logger.exception("handling the deadline of chat %s failed", chat_id)
-                self._retry_at[chat_id] = now + DEADLINE_RETRY
-            else:
-                self._retry_at.pop(chat_id, None)
+        records = list(self._live.values())
+        due = [r.chat_id for r in records if r.deadline and self._due_at(r) <= now]
+        # Each chat on its own: one whose lock is held (a slow Telegram call, a computer
+        # thinking) must not hold back the others' deadlines.
+        await asyncio.gather(
+            *(self._warn_chat(r, now) for r in records if self._warn_due(r, now)),
+            *(self._expire_chat(chat_id, now) for chat_id in due),
+        )
         return len(due)
+
+    async def _warn_chat(self, record: GameRecord, now: datetime) -> None:
+        try:
+            async with self._locks[record.chat_id]:
+                # Checked again under the lock: meanwhile the game may have been cancelled,
+                # moved on or dropped (the warning and refresh would be wrong).
+                if self._live.get(record.chat_id) is record and self._warn_due(record, now):
+                    await self._warn(record)
+        except Exception:
+            record.meta["warned"] = True  # a warning is a courtesy: never retried
+            logger.exception("warning chat %s of its deadline failed", record.chat_id)
+
+    async def _expire_chat(self, chat_id: int, now: datetime) -> None:
+        try:
+            await self._expire(chat_id, now)
+        except Exception:
+            logger.exception("handling the deadline of chat %s failed", chat_id)
+            self._retry_at[chat_id] = now + DEADLINE_RETRY
+        else:
+            self._retry_at.pop(chat_id, None)
 
     async def _expire(self, chat_id: int, now: datetime) -> None:
         async with self._locks[chat_id]:

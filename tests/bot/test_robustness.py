@@ -242,3 +242,32 @@ async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
     for user in (alice, bob):
         assert any(c in h.hand_message(user).text for c in "♣♦♥♠")  # a hand with cards
         assert h.hand_message(user).buttons
+
+
+async def test_one_busy_chat_does_not_hold_up_the_deadlines_of_others(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chat A's lock is held (a handler in a slow Telegram call, say) when both turns run
+    out: chat B's timeout move is made meanwhile."""
+    h = harness
+    a1, a2, b1, b2 = h.user(1, "A1"), h.user(2, "A2"), h.user(3, "B1"), h.user(4, "B2")
+    group_a = h.fake.group(-8011, "A", admins={a1})
+    group_b = h.fake.group(-8012, "B", admins={b1})
+    await h.open_game(group_a, [a1, a2])
+    await h.open_game(group_b, [b1, b2])
+    expire, b_done = h.service._expire, asyncio.Event()
+
+    async def noting_b(chat_id: int, now: Any) -> None:
+        await expire(chat_id, now)
+        if chat_id == group_b.id:
+            b_done.set()
+
+    monkeypatch.setattr(h.service, "_expire", noting_b)
+    h.clock.advance(61)
+    async with h.service._locks[group_a.id]:  # chat A is busy
+        due = asyncio.create_task(h.service.run_due())
+        async with asyncio.timeout(10):  # fails here (not hangs) if B waits for A
+            await b_done.wait()
+        assert live(h, group_b).move_number == 1 and live(h, group_a).move_number == 0
+    assert await due == 2
+    assert live(h, group_a).move_number == 1
