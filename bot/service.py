@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 import zlib
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -85,6 +85,23 @@ CHAT_WIDE_OPTIONS: Final = frozenset("lc")
 """/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
 
 
+class ChatLocks:
+    """One `asyncio.Lock` per chat, kept only while a task holds it or waits for it: a bot
+    that has seen many chats keeps no lock for each of them."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __getitem__(self, chat_id: int) -> asyncio.Lock:
+        lock = self._locks.get(chat_id)
+        if lock is None:
+            lock = self._locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+
 class GameService:
     def __init__(
         self,
@@ -112,7 +129,7 @@ class GameService:
         )
         # Hands that Telegram refused for now (429) or that timed out are shown again later.
         self.hand_retries = Coalescer(self._republish_hands, HAND_RETRY_SECONDS)
-        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._locks = ChatLocks()
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
@@ -230,6 +247,7 @@ class GameService:
     def _forget(self, record: GameRecord) -> None:
         if self._live.get(record.chat_id) is record:
             del self._live[record.chat_id]
+        self._chat_of.pop(record.id or 0, None)  # a later tap finds the game in the database
         self.tables.forget(record.chat_id)
         self.hand_retries.forget(record.chat_id)
         self._retry_at.pop(record.chat_id, None)

@@ -42,7 +42,7 @@ async def stored_result(h: BotHarness, group: FakeGroup) -> FinishedGame:
         assert games == 1
         board = await tx.results.leaderboard(chat_id=group.id, limit=10, min_games=0)
         assert board
-        record = await tx.games.get(game_id=max(h.service._chat_of))
+        record = await tx.games.latest_for_chat(chat_id=group.id)
         return await tx.results.for_game(game_id=record.id or 0)
 
 

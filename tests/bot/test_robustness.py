@@ -271,3 +271,24 @@ async def test_one_busy_chat_does_not_hold_up_the_deadlines_of_others(
         assert live(h, group_b).move_number == 1 and live(h, group_a).move_number == 0
     assert await due == 2
     assert live(h, group_a).move_number == 1
+
+
+async def test_finished_and_cancelled_games_leave_nothing_behind_in_memory(
+    harness: BotHarness,
+) -> None:
+    """A bot runs for months in many chats: what it keeps per chat must go with the game."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    for i in range(5):
+        group = h.fake.group(-8100 - i, f"G{i}", admins={alice})
+        await h.open_game(group, [alice, bob])
+        hand = h.hand_message(alice)
+        data = next(b.callback_data for row in hand.buttons for b in row if b.callback_data)
+        await h.send(alice.send(group, "/cancel"))
+    service = h.service
+    assert not service._live and not service._chat_of and len(service._locks) == 0
+    # ... and a button of a forgotten game still gets its answer
+    tap = alice.tap_raw(hand, data or "")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("en", "error-game-gone")
