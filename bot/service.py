@@ -1401,11 +1401,16 @@ class GameService:
                 await tx.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
             record = self._live.pop(old_chat_id, None)
             self.tables.forget(old_chat_id)
+            self.hand_retries.forget(old_chat_id)
+            thinking = self._thinking.pop(old_chat_id, None)
+            if thinking is not None:  # it would look for the game in the old chat
+                thinking.cancel()
             if record is not None:
                 self._chat_of.pop(record.id or 0, None)
             fresh = await self._load(new_chat_id)
             if fresh is not None:
                 logger.info("game %s moved from chat %s to %s", fresh.id, old_chat_id, new_chat_id)
+                await self._drive_computers(fresh)  # a computer on turn moves in the new chat
 
     # ------------------------------------------------------------------ stats
 

@@ -243,3 +243,29 @@ async def test_computers_are_named_in_the_chats_language_after_it_changes(
     await h.send(alice.tap(menu, next(t for t in menu.button_texts if t.startswith("Language"))))
     text = h.lobby_message(group).text
     assert "Computer 1 (schwer)" in text and "(hard)" not in text
+
+
+async def test_a_computer_on_turn_moves_on_after_the_group_became_a_supergroup(
+    harness: BotHarness,
+) -> None:
+    """Its planned move looked for the game in the old chat and found nothing: the computer
+    then waited for the deadline (for ever without one)."""
+    h = harness
+    h.settings = make_settings(h.db_path, computer_delay=30)
+    await h.restart()
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-5020, "Club", admins={alice})
+    await lobby_with_computers(h, group, [alice], ["easy"])
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    rng = random.Random(3)
+    for _ in range(50):  # play until the computer must move ("thinking" for 30 s)
+        game = running(h, group.id)
+        assert game is not None
+        if any(p.startswith("cpu-") for p in game.to_act):
+            break
+        await h.tap_random(alice, rng)
+    assert set(h.service._thinking) == {group.id}
+    await h.send(group.migrate_to_supergroup(-1005020))
+    supergroup = group.migrated_to
+    assert supergroup is not None
+    assert set(h.service._thinking) == {supergroup.id}  # planned again, in the new chat
