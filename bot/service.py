@@ -1151,16 +1151,11 @@ class GameService:
         if pid not in game.active_players:
             return ("out", game.is_over)
         legal = tuple(game.legal_actions(pid))
+        # The trump card shown changes with an exchange (R19), not with any move of this player.
+        shown = (game.trump_card, game.stock_size, game.discard_size)
         if render.is_active(legal) or pid in game.to_act:
-            return (game.hand(pid), legal, tuple(game.table), game.attacker, game.defender)
-        return (
-            game.hand(pid),
-            game.attacker,
-            game.defender,
-            game.stock_size,
-            game.discard_size,
-            game.is_over,
-        )
+            return (game.hand(pid), legal, tuple(game.table), game.attacker, game.defender, shown)
+        return (game.hand(pid), game.attacker, game.defender, shown, game.is_over)
 
     async def _publish_hands(
         self,

@@ -129,3 +129,29 @@ async def test_a_turn_that_ran_out_while_the_bot_was_down_gets_time_after_the_re
     assert not h.service._live[group.id].timeouts  # no strike
     h.clock.advance(61)
     assert await h.service.run_due() == 1  # the next turn has its full time, as usual
+
+
+async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump(
+    harness: BotHarness,
+) -> None:
+    """Bob exchanges before Alice opens: Alice's and Carol's hands must not go on naming
+    the old face-up trump, which is now in Bob's hand."""
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-6011, "Club", admins={alice})
+    await h.open_game(group, [alice, bob, carol])
+    position = Game.from_position(
+        {"1": "7♣ 9♥ 7♠", "2": "6♦ 8♠ 7♥", "3": "Q♣ J♥ 10♠"},
+        trump="A♦",
+        stock="10♣ J♣ K♣",
+        attacker="1",
+        rules=Rules(trump_exchange=True),
+    )
+    await h.set_position(group, position)
+    assert "A♦" in h.hand_message(carol).text
+    exchange = h.service.t("en", "button-exchange")
+    await h.send(bob.tap(h.hand_message(bob), exchange))
+    assert live(h, group.id).trump_card == Card.parse("6♦")
+    for user in (alice, carol):
+        text = h.hand_message(user).text
+        assert "6♦" in text and "A♦" not in text, text
