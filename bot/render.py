@@ -334,6 +334,8 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
         else:
             key = "hand-you-may-add"
         return tr.t(lang, key, player=_name(names, view.defender))
+    if me == view.attacker:  # nothing (more) to add: the defender is to move, or done
+        return tr.t(lang, "hand-you-attack", player=_name(names, view.defender))
     return tr.t(
         lang,
         "hand-they-open",

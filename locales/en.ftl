@@ -111,6 +111,7 @@ hand-title-practice = Durak: <b>practice</b>
 hand-table = Table:
 hand-you-open = Your turn: attack { $player } with any card.
 hand-they-open = { $player } attacks { $target }.
+hand-you-attack = You attack { $player }.
 hand-you-defend = Defend against { $player }: tap a card to cover, or take.
 hand-you-take = You take. The others may still throw in.
 hand-you-are-attacked = { $player } attacks you: wait for the first card.

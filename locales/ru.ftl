@@ -131,6 +131,7 @@ hand-title-practice = Дурак: <b>тренировка</b>
 hand-table = Стол:
 hand-you-open = Твой ход: ходи под { $player } любой картой.
 hand-they-open = { $player } ходит под { $target }.
+hand-you-attack = Ты ходишь под { $player }.
 hand-you-defend = { $player } ходит под тебя: нажми на карту, чтобы побить, или бери.
 hand-you-take = Ты берёшь. Остальные ещё могут подкинуть.
 hand-you-are-attacked = { $player } ходит под тебя: жди первую карту.

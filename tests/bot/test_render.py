@@ -180,6 +180,15 @@ def test_r13_after_a_take_done_is_pass_in_russian() -> None:
     assert "бито" not in table
 
 
+def test_an_attacker_with_nothing_to_add_is_addressed_as_you() -> None:
+    game = Game.from_position({"1": "6♠ 9♣", "2": "7♠ 8♦ 10♦ J♦"}, trump="A♥", attacker="1")
+    game.apply("1", Attack(Card.parse("6♠")))  # "1" holds no other six: nothing to add
+    text, _ = _hand_of(game, "1", "en")
+    assert "You attack Bob &amp; Co." in text and "Alice &lt;admin&gt; attacks" not in text
+    text, _ = _hand_of(game, "2", "en")  # the defender is told who attacks
+    assert "Alice &lt;admin&gt;" in text
+
+
 @pytest.mark.parametrize(
     ("lang", "rating", "rate"),
     [("en", "-1.6", "25%"), ("de", "-1,6", "25\u00a0%"), ("ru", "-1,6", "25\u00a0%")],
