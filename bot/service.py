@@ -1224,7 +1224,8 @@ class GameService:
                 render.Rendered(
                     self.t(
                         record.language,
-                        "group-blocked",
+                        # with no time limit, nothing times out: the game waits
+                        "group-blocked" if self.turn_timeout(record) else "group-blocked-no-limit",
                         player=render.esc(seat.name),
                         link=self.deep_link(),
                     )

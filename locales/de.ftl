@@ -46,6 +46,7 @@ private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karte
 group-joined = { $player } spielt mit.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
 group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
+group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel auf sie (es gibt kein Zeitlimit); ein Admin kann sie mit /kick als Antwort auf eine ihrer Nachrichten entfernen.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
 ## Regeln

@@ -46,6 +46,7 @@ private-joined = You have a seat in the game in <b>{ $chat }</b>. Your cards wil
 group-joined = { $player } has a seat.
 join-not-member = Only members of <b>{ $chat }</b> can join its game. Join the group, then press “Join” there.
 group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then their turns time out.
+group-blocked-no-limit = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then the game waits for them (there is no time limit); an admin can remove them with /kick as a reply to one of their messages.
 game-cancelled = The game was cancelled. No result is recorded.
 
 ## Rules

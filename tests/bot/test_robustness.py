@@ -12,7 +12,7 @@ import pytest
 
 from engine import Game
 from storage import DatabaseBusy
-from tests.bot.conftest import BotHarness
+from tests.bot.conftest import BotHarness, make_settings
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser
 
 
@@ -292,3 +292,24 @@ async def test_finished_and_cancelled_games_leave_nothing_behind_in_memory(
     await h.send(tap)
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text == h.service.t("en", "error-game-gone")
+
+
+async def test_a_blocked_player_in_a_game_without_time_limit_is_not_promised_a_timeout(
+    harness: BotHarness,
+) -> None:
+    """With no time limit nothing times out: the group is told the game waits, and how an
+    admin can go on without the player."""
+    h = harness
+    h.settings = make_settings(h.db_path, turn_timeout=0)
+    await h.restart()
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8013, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = live(h, group)
+    blocker, attacker = h.users[int(game.defender)], h.users[int(game.attacker)]
+    await h.send(blocker.block_bot())
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    notices = [m.text for m in h.fake.messages(group.id) if "blocked me" in m.text]
+    assert len(notices) == 1
+    assert "/kick" in notices[0] and "time out" not in notices[0]
