@@ -35,6 +35,8 @@ def entries_for(player: str, events: Iterable[Any]) -> list[dict[str, Any]]:
                 out.append({"e": "timeout", "p": pid})
             case {"timeout_removed": pid}:
                 out.append({"e": "removed", "p": pid})
+            case {"gone": pid, "why": "kicked" | "left" as why}:  # a resign the player did not make
+                out.append({"e": why, "p": pid})
             case Attacked(player=p):
                 out.append({"e": "attack", "p": p})
             case Defended(player=p):

@@ -38,6 +38,7 @@ from engine import (
     IllegalMove,
     Pass,
     Resign,
+    Resigned,
     Rules,
     Take,
 )
@@ -1631,9 +1632,11 @@ class GameService:
             if player_id not in game.active_players:  # a second tap, or out meanwhile
                 await self.out.answer(query, self.t(record.language, "kick-already-out"))
                 return
-            events = game.apply(player_id, Resign())
+            events = forced_resign(game, player_id)
             record.meta.setdefault("left", {})[player_id] = why
-            await self._after_moves(record, [(player_id, events)])
+            await self._after_moves(
+                record, [(player_id, [{"gone": player_id, "why": why}, *events])]
+            )
             await self.out.answer(query)
             await self._render_after(record)
 
@@ -1768,8 +1771,7 @@ class GameService:
                 record.timeouts[pid] = count
                 if count >= MAX_TIMEOUTS:
                     record.meta.setdefault("left", {})[pid] = "timed_out"
-                    moves.append((pid, [{"timeout_removed": pid}]))
-                    moves.append((pid, game.apply(pid, Resign())))
+                    moves.append((pid, [{"timeout_removed": pid}, *forced_resign(game, pid)]))
                     break
                 action = timeout_action(game, pid)
                 moves.append((pid, [{"timeout": pid}]))
@@ -1830,6 +1832,12 @@ class GameService:
 
     async def flush(self) -> None:
         await self.tables.flush()
+
+
+def forced_resign(game: Game, player: str) -> list[Any]:
+    """R18 for a player who did not resign (kicked, left the group, timed out three times):
+    the events, without the "gave up" that the log would show."""
+    return [e for e in game.apply(player, Resign()) if not isinstance(e, Resigned)]
 
 
 def timeout_action(game: Game, player: str) -> Action:

@@ -152,6 +152,8 @@ log-resign = { $player } gibt auf
 log-redeal = { $player } möchte neu austeilen lassen
 log-timeout = Bei { $player } ist die Zeit abgelaufen
 log-removed = { $player } wurde nach drei Zeitüberschreitungen entfernt
+log-kicked = { $player } wurde aus dem Spiel entfernt
+log-left = { $player } hat die Gruppe verlassen
 
 ## Das Ende
 

@@ -152,6 +152,8 @@ log-resign = { $player } gave up
 log-redeal = { $player } asked for a new deal
 log-timeout = { $player } ran out of time
 log-removed = { $player } was removed after three timeouts
+log-kicked = { $player } was removed from the game
+log-left = { $player } left the group
 
 ## The end
 

@@ -176,6 +176,8 @@ log-resign = { $player } сдаётся
 log-redeal = { $player } просит пересдачу
 log-timeout = { $player }: время вышло
 log-removed = { $player } выбывает после трёх тайм-аутов
+log-kicked = { $player } выбывает: удалён(а) админом
+log-left = { $player } выбывает: вышел(ла) из группы
 
 ## Конец игры
 

@@ -108,6 +108,12 @@ class BotHarness:
             return self.fake.message(user.id, self.known_hands[user.id])
         raise AssertionError(f"no hand message for {user.id}")
 
+    async def table_of(self, group: FakeGroup) -> FakeMessage:
+        """The table message of the group's latest game (running or over), as stored."""
+        async with self.service.db.transaction(readonly=True) as tx:
+            record = await tx.games.latest_for_chat(chat_id=group.id)
+        return self.fake.message(group.id, record.table_message_id or 0)
+
     async def open_game(self, group: FakeGroup, players: list[FakeUser]) -> None:
         """/newgame by the first player, everyone starts the bot and joins, then Start."""
         for p in players:

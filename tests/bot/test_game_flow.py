@@ -232,6 +232,8 @@ async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
     result = await stored_result(h, group)
     assert any(p.result == "timed_out" for p in result.participants)
     assert "removed" in h.fake.last_message(group.id).text
+    table = await h.table_of(group)
+    assert "removed after three timeouts" in table.text and "gave up" not in table.text
     assert opener in game.players
 
 

@@ -177,6 +177,8 @@ async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> Non
     await h.send(admin.tap(confirm, confirm.buttons[0][0].text))
     assert running(h, group) is None
     assert "removed by an admin" in h.fake.last_message(group.id).text
+    table = await h.table_of(group)
+    assert "Bob was removed from the game" in table.text and "gave up" not in table.text
 
 
 async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> None:
@@ -211,6 +213,8 @@ async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> Non
     await h.send(bob.leave(group))
     assert running(h, group) is None
     assert "Bob left the group" in h.fake.last_message(group.id).text
+    table = await h.table_of(group)
+    assert "Bob left the group" in table.text and "gave up" not in table.text
 
 
 async def test_a_player_who_leaves_the_group_loses_the_lobby_seat(harness: BotHarness) -> None:
