@@ -313,3 +313,25 @@ async def test_a_blocked_player_in_a_game_without_time_limit_is_not_promised_a_t
     notices = [m.text for m in h.fake.messages(group.id) if "blocked me" in m.text]
     assert len(notices) == 1
     assert "/kick" in notices[0] and "time out" not in notices[0]
+
+
+async def test_an_opener_who_leaves_the_lobby_hands_it_to_the_next_player(
+    harness: BotHarness,
+) -> None:
+    """Before, the seated players could not start without an admin, and the opener, no
+    longer playing, could still start or cancel their game."""
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-8014, "Club", admins=set())
+    await h.send(*(u.start_private() for u in (alice, bob, carol)))
+    await h.send(alice.send(group, "/newgame"))
+    for user in (bob, carol):
+        await h.send(user.tap(h.lobby_message(group), "Join"))
+    await h.send(alice.tap(h.lobby_message(group), "Leave"))
+    lobby = h.lobby_message(group)
+    assert "Bob wants to play" in lobby.text and "Alice" not in lobby.text
+    tap = alice.tap(lobby, "Start")
+    await h.send(tap)
+    assert h.service._live[group.id].status == "lobby"  # Alice no longer decides
+    await h.send(bob.tap(h.lobby_message(group), "Start"))
+    assert live(h, group).players == ("2", "3")
