@@ -264,12 +264,18 @@ def table(
     game waits for."""
     assert view.hand is None, "the group table is drawn from the public view"
     lines = [f"<b>{tr.t(lang, 'table-title')}</b>", _trump_line(tr, lang, view), ""]
+    durak = view.outcome.durak if view.outcome is not None else None
     for p in view.players:
         role = _role_of(view, p)
         mark = {"attacker": "⚔️", "defender": "🛡", "out": "✅"}.get(role or "", "▫️")
         bot_mark = " 🤖" if p in computers else ""
         status = ""
-        if role == "out":
+        if view.is_over:  # no roles any more: who went out, and the durak
+            mark = "🃏" if p == durak else "✅"
+            status = tr.t(lang, "seat-durak") if p == durak else tr.t(lang, "seat-out")
+            if view.hand_counts[p]:
+                status = tr.t(lang, "cards-count", count=view.hand_counts[p]) + " · " + status
+        elif role == "out":
             status = tr.t(lang, "seat-out")
         else:
             status = tr.t(lang, "cards-count", count=view.hand_counts[p])
@@ -406,6 +412,8 @@ def hand(
     lines = [title, _trump_line(tr, lang, view)]
     if active:  # a passive player's message shows no table: it would go stale unedited
         lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(_table_lines(tr, lang, view))}"]
+    if view.is_over:
+        return _hand_at_the_end(tr, lang, view, names, lines)
     role = _your_role(tr, lang, view, names)
     if role:
         lines += ["", f"<b>{role}</b>"]
@@ -439,6 +447,23 @@ def hand(
     if not view.hand:
         lines += ["", tr.t(lang, "hand-empty")]
     return Rendered("\n".join(lines), Keyboard(rows) if rows else None)
+
+
+def _hand_at_the_end(
+    tr: Translator, lang: str, view: GameView, names: Mapping[str, str], lines: list[str]
+) -> Rendered:
+    """The last state of a hand message: the result, and the cards the player was left with
+    (as text: no more buttons)."""
+    outcome = view.outcome
+    assert outcome is not None and view.hand is not None
+    lines += ["", f"<b>{tr.t(lang, 'result-title')}</b>"]
+    if outcome.durak is None:
+        lines.append(tr.t(lang, "result-draw"))
+    else:
+        lines.append(tr.t(lang, "result-durak", player=_name(names, outcome.durak)))
+    if view.hand:
+        lines.append(tr.t(lang, "hand-last-cards", cards=" ".join(map(str, view.hand))))
+    return Rendered("\n".join(lines))
 
 
 def is_active(legal: Sequence[Action]) -> bool:

@@ -476,11 +476,10 @@ class GameService:
                     await self.out.answer(query, self.t(lang, "lobby-not-joined"))
                     return
                 record.lobby.seats = [s for s in seats if s.user_id != person.user_id]
-                people = [s for s in record.lobby.seats if s.user_id is not None]
+                people = [(s.user_id, s.name) for s in record.lobby.seats if s.user_id is not None]
                 if person.user_id == record.lobby.opener_id and people:
                     # The opener's say (Start, Cancel, computers) passes to who sits first.
-                    record.lobby.opener_id = people[0].user_id
-                    record.meta["opener"] = people[0].name
+                    record.lobby.opener_id, record.meta["opener"] = people[0]
                 await self._save(record)
                 await self.out.answer(query, self.t(lang, "lobby-left"))
                 await self._refresh_lobby(record)

@@ -104,6 +104,7 @@ seat-takes = nimmt auf
 seat-passed = fertig
 seat-passed-take = fertig
 seat-may-add = darf zuwerfen
+seat-durak = Durak
 
 ## Die Hand (privat)
 
@@ -124,6 +125,7 @@ hand-you-are-out = Du bist raus. Gut gespielt!
 hand-seconds-left = Noch { $seconds } Sek.
 hand-choose = Welcher Zug?
 hand-empty = Du hast keine Karten.
+hand-last-cards = Deine letzten Karten: { $cards }
 hand-cancelled = Dieses Spiel wurde abgebrochen.
 hand-replaced = Deine Karten stehen in der neueren Nachricht unten.
 hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.

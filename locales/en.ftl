@@ -104,6 +104,7 @@ seat-takes = takes
 seat-passed = done
 seat-passed-take = done
 seat-may-add = may throw in
+seat-durak = durak
 
 ## The hand (private)
 
@@ -124,6 +125,7 @@ hand-you-are-out = You are out of the game. Well played!
 hand-seconds-left = { $seconds } s left.
 hand-choose = Which one?
 hand-empty = You have no cards.
+hand-last-cards = Your last cards: { $cards }
 hand-cancelled = This game was cancelled.
 hand-replaced = Your cards are in the newer message below.
 hand-bot-removed = I was removed from the group; the game has ended.

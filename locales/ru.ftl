@@ -124,6 +124,7 @@ seat-takes = берёт
 seat-passed = бито
 seat-passed-take = пас
 seat-may-add = может подкинуть
+seat-durak = дурак
 
 ## Рука (личный чат)
 
@@ -144,6 +145,7 @@ hand-you-are-out = У тебя не осталось карт — ты вне и
 hand-seconds-left = Осталось { $seconds } сек.
 hand-choose = Какой ход?
 hand-empty = У тебя нет карт.
+hand-last-cards = Твои последние карты: { $cards }
 hand-cancelled = Эта игра отменена.
 hand-replaced = Твои карты — в новом сообщении ниже.
 hand-bot-removed = Меня удалили из группы — игра окончена.

@@ -189,6 +189,21 @@ def test_an_attacker_with_nothing_to_add_is_addressed_as_you() -> None:
     assert "Alice &lt;admin&gt;" in text
 
 
+def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() -> None:
+    game = Game.from_position({"1": "6♠", "2": "7♠ 8♦"}, trump="♥", attacker="1")
+    game.apply("1", Attack(Card.parse("6♠")))
+    game.apply("2", Defend(Card.parse("6♠"), Card.parse("7♠")))
+    assert game.is_over and game.durak == "2"
+    rendered = render.hand(TR, "en", game.view("2"), game_id=1, names=NAMES, chat_title="x")
+    assert rendered.keyboard is None
+    assert "Game over" in rendered.text and "The durak is Bob &amp; Co." in rendered.text
+    assert "Your last cards: 8♦" in rendered.text
+    check_fits_telegram(rendered)
+    table = render.table(TR, "en", game.view(None), names=NAMES).text
+    assert "🃏 Bob &amp; Co: 1 card · durak" in table and "takes" not in table
+    assert "✅ Alice &lt;admin&gt;: out" in table
+
+
 @pytest.mark.parametrize(
     ("lang", "rating", "rate"),
     [("en", "-1.6", "25%"), ("de", "-1,6", "25\u00a0%"), ("ru", "-1,6", "25\u00a0%")],
