@@ -108,7 +108,12 @@ async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if chat is None or message is None:
         return
     service = service_of(context)
-    text = await service.rules_text(chat_id=chat.id, fallback_language=_lang(update))
+    user = update.effective_user
+    text = await service.rules_text(
+        chat_id=chat.id,
+        fallback_language=_lang(update),
+        person=person_of(user) if user is not None else None,
+    )
     await message.reply_text(text, parse_mode=ParseMode.HTML)
 
 

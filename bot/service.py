@@ -1298,13 +1298,26 @@ class GameService:
             settings = await tx.chats.get(chat_id=chat_id)
         return self.tr.normalize(settings.language or fallback)
 
-    async def rules_text(self, *, chat_id: int, fallback_language: str | None) -> str:
-        """/rules: the rules of the running game, or the chat's settings for the next one."""
+    async def rules_text(
+        self, *, chat_id: int, fallback_language: str | None, person: Person | None = None
+    ) -> str:
+        """/rules: the rules of the running game, or the chat's settings for the next one.
+        In a private chat without a practice game: the rules of the person's group games."""
         record = await self._peek(chat_id)
         if record is not None:
             return render.rules_text(
                 self.tr, record.language, record.rules, self.turn_timeout(record)
             )
+        if person is not None and chat_id == person.user_id:  # private: the person's games
+            texts = [
+                f"<b>{render.esc(str(r.meta.get('title', '')))}</b>\n"
+                + render.rules_text(
+                    self.tr, self.personal_language(person, r), r.rules, self.turn_timeout(r)
+                )
+                for r in self._running_games_of(person)
+            ]
+            if texts:
+                return "\n\n".join(texts)
         async with self.db.transaction(readonly=True) as tx:
             settings = await tx.chats.get(chat_id=chat_id)
         lang = self.tr.normalize(settings.language or fallback_language)
@@ -1318,6 +1331,8 @@ class GameService:
     async def leave(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/leave in a group: ask to confirm resigning (R18)."""
         record = await self._peek(chat_id)
+        if record is None and await self._point_to_groups(chat_id, person, "/leave"):
+            return
         lang = record.language if record else await self.chat_language(chat_id, person.language)
         if record is None or record.game is None:
             # A lobby has its own Leave button.
@@ -1341,8 +1356,26 @@ class GameService:
             reply_to=message_id,
         )
 
+    async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
+        """A game command sent in the private chat, which has no game of its own, by someone
+        playing in groups: say where it works. False if there is nothing to point to."""
+        games = self._running_games_of(person) if chat_id == person.user_id else []
+        for record in games:
+            text = self.t(
+                self.personal_language(person, record),
+                "use-in-group",
+                command=command,
+                chat=render.esc(str(record.meta.get("title", ""))),
+            )
+            await self.out.send(chat_id, render.Rendered(text))
+        return bool(games)
+
     async def cancel(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/cancel: the opener or an admin ends the lobby or game; no result is stored."""
+        if self._live.get(chat_id) is None and await self._point_to_groups(
+            chat_id, person, "/cancel"
+        ):
+            return
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
             if record is None:

@@ -219,6 +219,7 @@ cmd-start = Unterhaltung mit mir beginnen
 settings-title = Hausregeln
 settings-intro = Tippe auf eine Option, um sie zu ändern. Änderungen gelten ab dem nächsten Spiel (und für eine offene Lobby), nie für ein laufendes.
 settings-in-group = Hausregeln werden in einer Gruppe festgelegt: Sende dort /settings.
+use-in-group = Sende { $command } in <b>{ $chat }</b>, wo dieses Spiel läuft.
 settings-saved = Gespeichert.
 settings-close = Fertig
 settings-seconds = { $seconds } Sek.

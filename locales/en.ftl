@@ -219,6 +219,7 @@ cmd-start = Start talking to me
 settings-title = House rules
 settings-intro = Tap an option to change it. Changes apply to the next game (and to an open lobby), never to a running one.
 settings-in-group = House rules are set in a group: send /settings there.
+use-in-group = Send { $command } in <b>{ $chat }</b>, where that game is played.
 settings-saved = Saved.
 settings-close = Done
 settings-seconds = { $seconds } s

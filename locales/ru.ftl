@@ -245,6 +245,7 @@ cmd-start = Начать общение со мной
 settings-title = Правила группы
 settings-intro = Нажми на параметр, чтобы изменить его. Изменения действуют со следующей игры (и в открытом лобби), но никогда — в уже идущей.
 settings-in-group = Правила настраиваются в группе: отправь там /settings.
+use-in-group = Отправь { $command } в <b>{ $chat }</b>, где идёт эта игра.
 settings-saved = Сохранено.
 settings-close = Готово
 settings-seconds = { $seconds } сек.

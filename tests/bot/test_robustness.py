@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from engine import Game
-from storage import DatabaseBusy
+from engine import Game, Rules
+from storage import ChatSettings, DatabaseBusy
 from tests.bot.conftest import BotHarness, make_settings
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser
 
@@ -335,3 +335,27 @@ async def test_an_opener_who_leaves_the_lobby_hands_it_to_the_next_player(
     assert h.service._live[group.id].status == "lobby"  # Alice no longer decides
     await h.send(bob.tap(h.lobby_message(group), "Start"))
     assert live(h, group).players == ("2", "3")
+
+
+async def test_rules_leave_and_cancel_in_private_speak_of_the_players_group_game(
+    harness: BotHarness,
+) -> None:
+    """Boris plays a transfer game in a group and asks in his private chat: /rules shows
+    that game's rules (not the private chat's defaults); /leave and /cancel say where they
+    work, not that there is no game."""
+    h = harness
+    alice, boris = h.user(1, "Alice"), h.user(2, "Boris", "ru")
+    group = h.fake.group(-8015, "Club", admins={alice})
+    async with h.service.db.transaction() as tx:
+        await tx.chats.save(
+            settings=ChatSettings(chat_id=group.id, rules=Rules.preset("perevodnoy"))
+        )
+    await h.open_game(group, [alice, boris])
+    await h.send(boris.send_private("/rules"))
+    rules = h.fake.last_message(boris.id).text
+    assert "Club" in rules and "Переводы (переводной дурак): вкл." in rules
+    for command in ("/leave", "/cancel"):
+        await h.send(boris.send_private(command))
+        answer = h.fake.last_message(boris.id).text
+        assert command in answer and "Club" in answer, answer
+    assert live(h, group).move_number == 0  # and nothing happened to the game
