@@ -156,18 +156,20 @@ class GameService:
         langs: Mapping[str, str] = record.meta.get("langs", {})
         return langs.get(player_id) or record.language
 
-    def names(self, record: GameRecord) -> dict[str, str]:
-        return {s.player_id: self._seat_name(record, s) for s in record.lobby.seats}
+    def names(self, record: GameRecord, lang: str | None = None) -> dict[str, str]:
+        """Every seat's name; computers named in `lang` (default: the game's language)."""
+        lang = lang or record.language
+        return {s.player_id: self._seat_name(lang, s) for s in record.lobby.seats}
 
-    def _seat_name(self, record: GameRecord, seat: Seat) -> str:
-        """A person's name; a computer's is made in the game's language when shown, so a
+    def _seat_name(self, lang: str, seat: Seat) -> str:
+        """A person's name; a computer's is made in the reader's language when shown, so a
         chat that changes its language sees its computers named in the new one."""
         if not seat.is_computer:
             return seat.name
-        key = (record.language, seat.player_id)
+        key = (lang, seat.player_id)
         name = self._computer_names.get(key)  # every render names every seat: made once
         if name is None:
-            name = render.computer_name(self.tr, record.language, seat.player_id) or seat.name
+            name = render.computer_name(self.tr, lang, seat.player_id) or seat.name
             self._computer_names[key] = name
         return name
 
@@ -424,7 +426,7 @@ class GameService:
             game_id=record.id,
             opener=str(record.meta.get("opener", "")),
             seats=[
-                render.LobbySeat(self._seat_name(record, s), s.is_computer)
+                render.LobbySeat(self._seat_name(record.language, s), s.is_computer)
                 for s in record.lobby.seats
             ],
             rules=record.rules,
@@ -1186,12 +1188,13 @@ class GameService:
             if not force and self._sent_hands.get(key) == state:
                 continue
             view = game.view(pid)
+            lang = self.lang_of(record, pid)
             rendered = render.hand(
                 self.tr,
-                self.lang_of(record, pid),
+                lang,
                 view,
                 game_id=record.id,
-                names=self.names(record),
+                names=self.names(record, lang),
                 chat_title=str(record.meta.get("title", "")),
                 practice=bool(record.meta.get("practice")),
                 seconds_left=self.seconds_left(record),
@@ -1584,7 +1587,8 @@ class GameService:
                 settings = step(current, option, default_timeout=default, shown_language=shown)
                 await tx.chats.save(settings=settings)
             lang = self.tr.normalize(settings.language or person.language)
-            await self.out.answer(query, self.t(lang, "settings-saved"))
+            toast = self.tr.available(person.language) or lang  # the tapper's, as all toasts
+            await self.out.answer(query, self.t(toast, "settings-saved"))
             await self.out.show(
                 chat_id,
                 message.message_id,
@@ -1638,7 +1642,9 @@ class GameService:
         if current is None or current.id != game_id:
             await self.out.answer(query, self.t(person.language, "error-game-gone"))
             return
-        await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="kicked", query=query)
+        await self.remove_player(
+            chat_id=chat_id, player_id=str(user_id), why="kicked", query=query, tapper=person
+        )
 
     async def leave_confirmed(
         self, *, query: CallbackQuery, person: Person, game_id: int, user_id: int
@@ -1653,21 +1659,30 @@ class GameService:
             await self.out.answer(query, self.t(person.language, "error-game-gone"))
             return
         await self.remove_player(
-            chat_id=chat_id, player_id=person.player_id, why="resigned", query=query
+            chat_id=chat_id, player_id=person.player_id, why="resigned", query=query, tapper=person
         )
 
     async def remove_player(
-        self, *, chat_id: int, player_id: str, why: str, query: CallbackQuery | None = None
+        self,
+        *,
+        chat_id: int,
+        player_id: str,
+        why: str,
+        query: CallbackQuery | None = None,
+        tapper: Person | None = None,
     ) -> None:
-        """The player leaves the running game as its durak (R18): kicked, or left the group."""
+        """The player leaves the running game as its durak (R18): kicked, or left the group.
+        `query` and `tapper`: the confirming tap, answered in the tapper's language."""
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
             game = record.game if record is not None and record.status == "running" else None
             if record is None or game is None:
-                await self.out.answer(query, self.t(None, "error-game-gone"))
+                lang = tapper.language if tapper is not None else None
+                await self.out.answer(query, self.t(lang, "error-game-gone"))
                 return
             if player_id not in game.active_players:  # a second tap, or out meanwhile
-                await self.out.answer(query, self.t(record.language, "kick-already-out"))
+                lang = self.personal_language(tapper, record) if tapper else record.language
+                await self.out.answer(query, self.t(lang, "kick-already-out"))
                 return
             events = forced_resign(game, player_id)
             record.meta.setdefault("left", {})[player_id] = why

@@ -269,3 +269,27 @@ async def test_a_computer_on_turn_moves_on_after_the_group_became_a_supergroup(
     supergroup = group.migrated_to
     assert supergroup is not None
     assert set(h.service._thinking) == {supergroup.id}  # planned again, in the new chat
+
+
+async def test_a_players_hand_names_computers_in_the_players_language(
+    harness: BotHarness,
+) -> None:
+    """An English group, a Russian player: the group reads "Computer 1 (easy)", Boris's
+    private hand «Компьютер 1 (лёгкий)», not a mix of both languages."""
+    h = harness
+    alice, boris = h.user(1, "Alice"), h.user(2, "Boris", "ru")
+    group = h.fake.group(-5021, "Club", admins={alice})
+    await lobby_with_computers(h, group, [alice, boris], ["easy"])
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    position = Game.from_position(  # Boris opens against the computer
+        {"1": "6♣ 9♥ 7♠", "2": "8♠ 7♥ 10♦", "cpu-easy-1": "Q♣ J♥ 10♠"},
+        trump="A♦",
+        stock="10♣ J♣ K♣",
+        attacker="2",
+    )
+    await h.set_position(group, position)
+    await h.service.flush()
+    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    assert "Computer 1 (easy)" in table.text
+    hand = h.hand_message(boris).text
+    assert "Компьютер 1 (лёгкий)" in hand and "Computer" not in hand

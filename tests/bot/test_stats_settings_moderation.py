@@ -346,3 +346,20 @@ async def test_settings_menu_closes_with_done_and_keeps_its_text(harness: BotHar
     closed = h.fake.message(group.id, menu.message_id)
     assert closed.buttons == []
     assert h.service.t("en", "settings-title") in closed.text
+
+
+async def test_a_settings_toast_is_in_the_tappers_language(harness: BotHarness) -> None:
+    """The menu stays in the chat's language (English here); the "Saved." toast goes to the
+    Russian admin alone, in Russian, as every button answer does."""
+    h = harness
+    boris = h.user(1, "Boris", "ru")
+    group = h.fake.group(-4020, "Club", admins={boris})
+    async with h.service.db.transaction() as tx:
+        await tx.chats.save(settings=ChatSettings(chat_id=group.id, language="en"))
+    await h.send(boris.send(group, "/settings"))
+    menu = h.fake.last_message(group.id)
+    tap = boris.tap(menu, "Deck: 36")
+    await h.send(tap)
+    assert "Deck: 52" in menu.button_texts  # the menu: English
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.service.t("ru", "settings-saved")
