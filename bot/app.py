@@ -120,9 +120,7 @@ async def stop_services(application: Application) -> None:  # type: ignore[type-
             await task
     service: GameService | None = application.bot_data.pop(SERVICE_KEY, None)
     if service is not None:
-        await service.close()
-        with contextlib.suppress(Exception):
-            await service.flush()
+        await service.close()  # publishes pending table edits
         await service.db.close()
 
 

@@ -26,6 +26,19 @@ NOT_MODIFIED: Final = "message is not modified"
 NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message can't be edited")
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
+
+MAX_RETRIES: Final = 5  # a table or hands that failed to show, tried again at most this often
+MIN_RETRY_WAIT: Final = 1.0  # seconds before the first retry (then doubling)
+
+
+def transient(error: TelegramError) -> bool:
+    """Whether trying again later may succeed: a 429, a timeout or a network error; not a
+    400 (python-telegram-bot makes BadRequest a NetworkError) and not a 403."""
+    if isinstance(error, RetryAfter):
+        return True
+    return isinstance(error, NetworkError) and not isinstance(error, BadRequest)
+
+
 _NO_PREVIEW: Final = _ENCODER.encode({"is_disabled": True})
 
 
@@ -154,6 +167,8 @@ class Coalescer:
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._last: dict[int, float] = {}
         self._pending: dict[int, asyncio.Task[None]] = {}
+        self._failures: dict[int, int] = {}  # retries in a row, per key
+        self._closed = False
 
     async def request(self, key: int) -> None:
         if key in self._pending:
@@ -178,17 +193,31 @@ class Coalescer:
         self._last[key] = self._clock()
         try:
             await (publish or self._publish)(key)
-        except (RetryAfter, NetworkError) as exc:  # 429, or a timeout: maybe not shown
+        except TelegramError as exc:
+            if not transient(exc):
+                logger.warning("publishing chat %s failed: %s", key, exc)
+                return
             logger.warning("publishing chat %s failed, retried later: %s", key, exc)
             self.retry_later(key, exc)
         except Exception:
             logger.exception("publishing chat %s failed", key)
+        else:
+            self._failures.pop(key, None)
 
-    def retry_later(self, key: int, error: RetryAfter | NetworkError) -> None:
-        """Publish again once Telegram allows (429: after retry_after; otherwise after the
-        interval): the state that failed to show may be the last one for a while, as nobody
-        moves while a player thinks."""
-        wait = self.interval
+    def retry_later(self, key: int, error: TelegramError) -> None:
+        """Publish again once Telegram allows (429: after retry_after; a timeout or network
+        error: after the interval, longer after each failure in a row, at most
+        `MAX_RETRIES` times): the state that failed to show may be the last one for a while,
+        as nobody moves while a player thinks. Errors that would only repeat (a 400, say)
+        are not retried."""
+        if self._closed or not transient(error):
+            return
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        if failures > MAX_RETRIES:
+            logger.warning("chat %s: giving up after %s failures in a row", key, MAX_RETRIES)
+            self._failures.pop(key, None)
+            return
+        wait = max(self.interval, MIN_RETRY_WAIT) * 2 ** (failures - 1)
         if isinstance(error, RetryAfter):
             after = error.retry_after
             seconds = float(after.total_seconds() if hasattr(after, "total_seconds") else after)
@@ -214,7 +243,9 @@ class Coalescer:
     def pending(self) -> frozenset[int]:
         return frozenset(self._pending)
 
-    def cancel_all(self) -> None:
+    def close(self) -> None:
+        """Cancel what is scheduled and schedule nothing more (shutdown)."""
+        self._closed = True
         for task in self._pending.values():
             task.cancel()
         self._pending.clear()
@@ -224,3 +255,4 @@ class Coalescer:
         if task:
             task.cancel()
         self._last.pop(key, None)
+        self._failures.pop(key, None)

@@ -20,14 +20,14 @@ from typing import Any, Final
 
 from telegram import Bot, CallbackQuery
 from telegram.constants import ChatMemberStatus
-from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, TelegramError
 
 from bot import render, stats_view
 from bot.callbacks import AgainData, CardTap, LobbyData, MoveData, Refresh
 from bot.config import Settings
 from bot.i18n import Translator
 from bot.log import entries_for
-from bot.outbox import Blocked, Coalescer, Outbox
+from bot.outbox import Blocked, Coalescer, Outbox, transient
 from bot.settings_menu import effective_timeout, render_menu, step
 from engine import (
     Action,
@@ -1027,15 +1027,21 @@ class GameService:
         return None
 
     async def close(self) -> None:
-        """Stop computer players' pending moves (they are re-planned after a restart) and
-        hands waiting to be shown again (a restart shows every hand)."""
-        self.hand_retries.cancel_all()
+        """Shutdown: stop computer players' pending moves (they are re-planned after a
+        restart) and hands waiting to be shown again (a restart shows every hand), publish
+        pending table edits, then schedule nothing more."""
+        self.hand_retries.close()
         for task in [*self._thinking.values(), *self._background]:
             task.cancel()
         for task in [*self._thinking.values(), *self._background]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._thinking.clear()
+        try:
+            await self.tables.flush()
+        except Exception:
+            logger.exception("publishing the pending tables at shutdown failed")
+        self.tables.close()  # a flush that hit a 429 leaves no retry behind
 
     # ------------------------------------------------------------------ practice
 
@@ -1128,14 +1134,12 @@ class GameService:
         except Blocked:
             await self._bot_gone(record)
             return
-        except (RetryAfter, NetworkError) as exc:
-            if from_coalescer:
+        except TelegramError as exc:
+            if from_coalescer and transient(exc):
                 raise  # the coalescer publishes again later
-            logger.warning("the table of chat %s follows later: %s", record.chat_id, exc)
-            self.tables.retry_later(record.chat_id, exc)
-            return
-        except TelegramError as exc:  # the next change or a restart shows the table again
+            # 429 or a timeout: again later; otherwise the next change or a restart shows it
             logger.warning("could not update the table of chat %s: %s", record.chat_id, exc)
+            self.tables.retry_later(record.chat_id, exc)
             return
         if sent.new:
             record.table_message_id = sent.message_id
@@ -1214,8 +1218,7 @@ class GameService:
             except TelegramError as exc:
                 logger.warning("could not update the hand of %s: %s", pid, exc)
                 self._sent_hands.pop(key, None)
-                if isinstance(exc, RetryAfter | NetworkError):
-                    self.hand_retries.retry_later(record.chat_id, exc)
+                self.hand_retries.retry_later(record.chat_id, exc)  # if it may help
                 continue
             self._sent_hands[key] = None if choice else state
             self._shown_move[key] = game.move_number

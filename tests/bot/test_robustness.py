@@ -359,3 +359,58 @@ async def test_rules_leave_and_cancel_in_private_speak_of_the_players_group_game
         answer = h.fake.last_message(boris.id).text
         assert command in answer and "Club" in answer, answer
     assert live(h, group).move_number == 0  # and nothing happened to the game
+
+
+async def test_an_edit_telegram_refuses_for_good_is_not_retried(harness: BotHarness) -> None:
+    """A 400 (no right to write, a chat that is gone) would only repeat: no retry loop for
+    the table or a hand. (python-telegram-bot makes BadRequest a kind of NetworkError.)"""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8016, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = live(h, group)
+    attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
+    h.fake.fail_next("editMessageText", 400, "Bad Request: not enough rights", chat_id=group.id)
+    h.fake.fail_next("editMessageText", 400, "Bad Request: chat not found", chat_id=defender.id)
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    assert live(h, group).move_number == 1
+    assert not h.service.tables.pending() and not h.service.hand_retries.pending()
+
+
+async def test_a_table_edit_that_keeps_timing_out_is_given_up_after_a_few_tries(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8017, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    h.fake.timeout_next("editMessageText", chat_id=group.id, times=100)
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    tries = 0
+    while h.service.tables.pending():
+        await h.service.tables.flush()
+        tries += 1
+        assert tries <= 10, "retried without end"
+    failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
+    assert len(failed) == 1 + 5  # the first try and five retries
+
+
+async def test_a_table_edit_refused_at_shutdown_leaves_nothing_running(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8018, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    h.service.tables.interval = 3600
+    await h.service.tables.request(group.id)
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    h.fake.fail_next("editMessageText", 429, retry_after=5, chat_id=group.id)
+    service = h.service
+    await h.stop()
+    assert not service.tables.pending() and not service.hand_retries.pending()
