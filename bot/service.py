@@ -146,6 +146,7 @@ class GameService:
         self.reload_delays: tuple[float, ...] = (0.0, 1.0, 5.0, 15.0, 60.0)
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
         self._background: set[asyncio.Task[None]] = set()
+        self._reloading: set[int] = set()  # chats whose game is being loaded again
 
     # ------------------------------------------------------------------ helpers
 
@@ -222,6 +223,9 @@ class GameService:
         show it, so that what players see is what is stored, and its deadline and computer
         players go on without waiting for a tap."""
 
+        if chat_id in self._reloading:  # one at a time: a save failing within a reload
+            return  # must not start another (new messages each time, for ever)
+
         async def reload() -> None:
             for attempt, delay in enumerate(self.reload_delays, 1):
                 await asyncio.sleep(delay)
@@ -239,8 +243,10 @@ class GameService:
                     )
 
         task = asyncio.create_task(reload())
+        self._reloading.add(chat_id)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(lambda _: self._reloading.discard(chat_id))
 
     def _remember(self, record: GameRecord) -> None:
         assert record.id is not None

@@ -1279,6 +1279,11 @@ class FakeTelegram:
         _, msg = self._editable(params)
         return self._apply_edit(msg, msg.text, msg.html, msg.parse_mode, msg.entities, markup)
 
+    def delete_by_user(self, chat_id: int, message_id: int) -> None:
+        """Someone (an admin of the group, or the user in a private chat) deletes a message:
+        later edits of it fail with "message to edit not found"."""
+        self._get_message(chat_id, message_id).deleted = True
+
     def _delete(self, chat: FakeUser | FakeGroup, message_id: int) -> None:
         try:
             msg = self._get_message(chat.id, message_id)
