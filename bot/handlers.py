@@ -234,10 +234,14 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     try:
         await _dispatch(service, query, person, data)
-    except Conflict:  # another writer got there first: nothing was applied
-        await service.out.answer(query, service.t(user.language_code, "error-conflict"))
-    except StorageError as exc:  # the database failed the save: nothing was applied
-        logger.warning("a tap of user %s was not stored: %s", user.id, exc)
+    except StorageError as exc:
+        if service.out.answered(query):  # what failed came after the tap's own change
+            logger.warning("storing after a tap of user %s failed: %s", user.id, exc)
+            return
+        if isinstance(exc, Conflict):  # another writer got there first: nothing was applied
+            await service.out.answer(query, service.t(user.language_code, "error-conflict"))
+            return
+        logger.warning("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
         await service.out.answer(query, service.t(user.language_code, "error-storage"))
 
 

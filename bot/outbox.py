@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -27,6 +28,7 @@ NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message 
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 
+ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
 MAX_RETRIES: Final = 5  # a table or hands that failed to show, tried again at most this often
 MIN_RETRY_WAIT: Final = 1.0  # seconds before the first retry (then doubling)
 
@@ -67,6 +69,11 @@ class Sent:
 class Outbox:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
+        self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
+
+    def answered(self, query: CallbackQuery) -> bool:
+        """Whether this tap got its answer already (Telegram takes only the first)."""
+        return query.id in self._answered
 
     async def _call(self, method: str, data: dict[str, Any]) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
@@ -131,6 +138,9 @@ class Outbox:
         """Answer a button tap (every tap is answered, or the client shows a spinner)."""
         if query is None:
             return
+        self._answered[query.id] = None
+        if len(self._answered) > ANSWERED_KEPT:
+            self._answered.popitem(last=False)
         try:
             await self._call(
                 "answerCallbackQuery",

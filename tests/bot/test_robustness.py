@@ -439,3 +439,37 @@ async def test_a_database_that_keeps_failing_does_not_make_the_bot_flood_a_chat(
         await asyncio.gather(*h.service._background)
     assert not h.service._background, "reloads start reloads"
     assert len(h.fake.messages(group.id)) - posts <= 1  # at most the one new table
+
+
+async def test_a_tap_is_not_told_nothing_happened_when_only_a_later_save_failed(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's join is stored and answered; then the lobby message (deleted by an admin) is
+    sent anew and storing its id fails. Bob keeps his one true answer."""
+    h = harness
+    h.service.reload_delays = ()
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8020, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    real_save = h.service._save
+    saves = 0
+
+    async def second_save_fails(record: Any, result: Any = None) -> None:
+        nonlocal saves
+        saves += 1
+        if saves == 2:  # 1: the seat; 2: the new lobby message's id
+            raise DatabaseBusy("database is locked")
+        await real_save(record, result)
+
+    monkeypatch.setattr(h.service, "_save", second_save_fails)
+    tap = bob.tap(lobby, "Join")
+    h.fake.delete_by_user(group.id, lobby.message_id)
+    await h.send(tap)
+    query_id = tap["callback_query"]["id"]
+    answers = [
+        c.params.get("text")
+        for c in h.fake.calls_for("answerCallbackQuery")
+        if str(c.params.get("callback_query_id")) == query_id
+    ]
+    assert answers == [h.service.t("en", "lobby-joined")]
