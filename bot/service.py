@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import weakref
 import zlib
@@ -147,6 +148,7 @@ class GameService:
         self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
         self._background: set[asyncio.Task[None]] = set()
         self._reloading: set[int] = set()  # chats whose game is being loaded again
+        self._due_tasks: dict[int, asyncio.Task[None]] = {}  # chat id -> its deadline, handled
 
     # ------------------------------------------------------------------ helpers
 
@@ -1735,11 +1737,13 @@ class GameService:
         return record.deadline - timedelta(seconds=self.turn_timeout(record) / 2)
 
     def next_deadline(self) -> datetime | None:
-        times = [self._due_at(r) for r in self._live.values() if r.deadline is not None]
+        """The next time something is due, leaving out chats being handled right now."""
+        records = [r for r in self._live.values() if r.chat_id not in self._due_tasks]
+        times = [self._due_at(r) for r in records if r.deadline is not None]
         now = self.clock()
         times += [  # a turn already past its deadline gets no warning, only its timeout
             w
-            for r in self._live.values()
+            for r in records
             if (w := self._warn_at(r)) is not None and r.deadline is not None and r.deadline > now
         ]
         return min(times, default=None)
@@ -1781,15 +1785,35 @@ class GameService:
         deadline is tried again after `DEADLINE_RETRY`, so a lasting fault does not spin.
         """
         now = now or self.clock()
-        records = list(self._live.values())
-        due = [r.chat_id for r in records if r.deadline and self._due_at(r) <= now]
-        # Each chat on its own: one whose lock is held (a slow Telegram call, a computer
-        # thinking) must not hold back the others' deadlines.
-        await asyncio.gather(
-            *(self._warn_chat(r, now) for r in records if self._warn_due(r, now)),
-            *(self._expire_chat(chat_id, now) for chat_id in due),
-        )
+        due = [r.chat_id for r in self._live.values() if r.deadline and self._due_at(r) <= now]
+        self._start_due(now)
+        await asyncio.gather(*list(self._due_tasks.values()))
         return len(due)
+
+    def _start_due(self, now: datetime) -> None:
+        """Start handling every chat whose warning or deadline is due, each in a task of its
+        own (one per chat at a time): a chat whose lock is held (a slow Telegram call, a
+        computer thinking) holds back no other chat's deadline, not even a later one."""
+        for record in list(self._live.values()):
+            chat_id = record.chat_id
+            if chat_id in self._due_tasks:
+                continue
+            if record.deadline and self._due_at(record) <= now:
+                work = self._expire_chat(chat_id, now)
+            elif self._warn_due(record, now):
+                work = self._warn_chat(record, now)
+            else:
+                continue
+            task = asyncio.create_task(work)
+            self._due_tasks[chat_id] = task
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            task.add_done_callback(functools.partial(self._due_done, chat_id))
+
+    def _due_done(self, chat_id: int, task: asyncio.Task[None]) -> None:
+        if self._due_tasks.get(chat_id) is task:
+            del self._due_tasks[chat_id]
+        self._deadline_changed.set()  # the scheduler looks again
 
     async def _warn_chat(self, record: GameRecord, now: datetime) -> None:
         try:
@@ -1853,7 +1877,7 @@ class GameService:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(timeout):
                         await self._deadline_changed.wait()
-                await self.run_due()
+                self._start_due(self.clock())  # not awaited: each chat in a task of its own
             except Exception:  # run_due guards each chat; this keeps the scheduler alive anyway
                 logger.exception("the deadline scheduler hit an error; it goes on")
                 await asyncio.sleep(1)  # back off: an error that repeats must not spin

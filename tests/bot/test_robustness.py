@@ -245,31 +245,32 @@ async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
 
 
 async def test_one_busy_chat_does_not_hold_up_the_deadlines_of_others(
-    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+    harness: BotHarness,
 ) -> None:
-    """Chat A's lock is held (a handler in a slow Telegram call, say) when both turns run
-    out: chat B's timeout move is made meanwhile."""
+    """Chat A's lock is held (a handler in a slow Telegram call, say) when its turn runs
+    out; chat B's turn runs out later, while A's is still waiting. B's timeout move is made
+    all the same."""
     h = harness
     a1, a2, b1, b2 = h.user(1, "A1"), h.user(2, "A2"), h.user(3, "B1"), h.user(4, "B2")
     group_a = h.fake.group(-8011, "A", admins={a1})
     group_b = h.fake.group(-8012, "B", admins={b1})
     await h.open_game(group_a, [a1, a2])
-    await h.open_game(group_b, [b1, b2])
-    expire, b_done = h.service._expire, asyncio.Event()
-
-    async def noting_b(chat_id: int, now: Any) -> None:
-        await expire(chat_id, now)
-        if chat_id == group_b.id:
-            b_done.set()
-
-    monkeypatch.setattr(h.service, "_expire", noting_b)
-    h.clock.advance(61)
+    h.clock.advance(20)
+    await h.open_game(group_b, [b1, b2])  # B's deadline: 20 s after A's
     async with h.service._locks[group_a.id]:  # chat A is busy
-        due = asyncio.create_task(h.service.run_due())
-        async with asyncio.timeout(10):  # fails here (not hangs) if B waits for A
-            await b_done.wait()
+        h.clock.advance(41)  # A's turn is over, B's not yet
+        h.service._start_due(h.clock())  # the scheduler wakes: A's deadline, in a task
+        a_task = h.service._due_tasks[group_a.id]  # (it waits for A's lock)
+        # B's half-time warning was due with A's deadline; now B's turn is over too. The
+        # scheduler wakes when each task is done, and starts what is due.
+        h.clock.advance(20)
+        for _ in range(2):  # B's warning (if not yet done), then B's deadline
+            h.service._start_due(h.clock())
+            b_task = h.service._due_tasks.get(group_b.id)
+            if b_task is not None:
+                await b_task
         assert live(h, group_b).move_number == 1 and live(h, group_a).move_number == 0
-    assert await due == 2
+    await a_task
     assert live(h, group_a).move_number == 1
 
 
