@@ -1889,21 +1889,33 @@ class GameService:
         async with self.db.transaction(readonly=True) as tx:
             records = await tx.games.all_active()
         now = self.clock()
+        extended = {r.chat_id for r in records if self._grant_grace(r, now)}
         for record in records:
             self._remember(record)
-            if record.status == "running" and record.deadline is not None:
-                # Nobody could move while the bot was down, and taps sent meanwhile arrive
-                # only now: a turn that ran out (or nearly) meanwhile gets a little time.
-                grace = min(RESUME_GRACE, timedelta(seconds=self.turn_timeout(record)))
-                record.deadline = max(record.deadline, now + grace)
         for record in records:
             async with self._locks[record.chat_id]:
                 try:
+                    if record.chat_id in extended:
+                        await self._save(record)  # kept after a reload, and given once
                     await self._show_again(record)
                 except Exception:
                     logger.exception("could not resume game %s", record.id)
         self._deadline_changed.set()
         return len(records)
+
+    def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
+        """Nobody could move while the bot was down, and taps sent meanwhile arrive only
+        now: a turn that ran out (or nearly) meanwhile gets `RESUME_GRACE` more, once per
+        move (a bot that keeps crashing must not hold the game up for ever)."""
+        game = record.game
+        if record.status != "running" or record.deadline is None or game is None:
+            return False
+        grace = min(RESUME_GRACE, timedelta(seconds=self.turn_timeout(record)))
+        if record.deadline >= now + grace or record.meta.get("grace_move") == game.move_number:
+            return False
+        record.deadline = now + grace
+        record.meta["grace_move"] = game.move_number
+        return True
 
     async def _show_again(self, record: GameRecord) -> None:
         """Show a game as loaded (after a restart or a failed save): lobby, or table and

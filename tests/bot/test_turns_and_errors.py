@@ -155,3 +155,20 @@ async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump
     for user in (alice, carol):
         text = h.hand_message(user).text
         assert "6♦" in text and "A♦" not in text, text
+
+
+async def test_the_time_given_after_a_restart_is_given_once_per_move(harness: BotHarness) -> None:
+    """A bot that keeps crashing must not hold a turn open for ever: the 30 s come once for
+    a move, are stored (a reload keeps them), and then the turn times out as usual."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6012, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    h.clock.advance(600)
+    await h.restart()  # down for ten minutes: 30 s more
+    assert await h.service.run_due() == 0
+    h.clock.advance(20)
+    await h.restart()  # and again, before the 30 s are over: nothing more
+    h.clock.advance(11)
+    assert await h.service.run_due() == 1  # the 30 s are over: the timeout move
+    assert live(h, group.id).move_number == 1
