@@ -307,7 +307,7 @@ class GameService:
         """Whether the user belongs to the group (True when Telegram cannot say)."""
         try:
             member = await self.bot.get_chat_member(chat_id, user_id)
-        except TelegramError as exc:
+        except Exception as exc:  # a Telegram error, or an answer PTB cannot read: let them in
             logger.info("could not check membership of %s in %s: %s", user_id, chat_id, exc)
             return True
         if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
@@ -566,6 +566,12 @@ class GameService:
                     ),
                 )
             except (Blocked, TelegramError):
+                # Whoever gets the link here may use it, member or not (a public group's
+                # readers can tap Join); a link passed on to others needs membership.
+                invited: list[int] = record.meta.setdefault("invited", [])
+                if person.user_id not in invited:
+                    invited.append(person.user_id)
+                    await self._save(record)
                 await self.out.answer(query, url=self.deep_link(f"j{record.id}"))
                 return
             await self._note_player(person, can_message=True)
@@ -606,7 +612,8 @@ class GameService:
             if len(record.lobby.seats) >= record.rules.max_players:
                 await self.out.send(person.user_id, render.Rendered(self.t(lang, "lobby-full")))
                 return
-            if not await self._is_member(record.chat_id, person.user_id):  # a shared link
+            invited = person.user_id in record.meta.get("invited", ())
+            if not invited and not await self._is_member(record.chat_id, person.user_id):
                 text = self.t(lang, "join-not-member", chat=title)
                 await self.out.send(person.user_id, render.Rendered(text))
                 return

@@ -143,19 +143,52 @@ async def test_lobby_buttons_work_only_on_the_lobby_message_in_its_group(
     assert len(h.fake.messages(group.id)) == posts
 
 
-async def test_a_join_link_seats_only_members_of_the_group(harness: BotHarness) -> None:
-    """The deep link /start j<game> can be shared or guessed (game ids count up): someone
-    outside the group is told why they get no seat."""
+@pytest.mark.parametrize(
+    ("status", "seated"),
+    [
+        ("creator", True),
+        ("administrator", True),
+        ("member", True),
+        ("restricted", True),  # muted, still in the group
+        ("restricted-left", False),
+        ("left", False),
+        ("kicked", False),
+    ],
+)
+async def test_a_join_link_passed_on_seats_only_members_of_the_group(
+    harness: BotHarness, status: str, seated: bool
+) -> None:
+    """The deep link /start j<game> can be passed on or guessed (game ids count up):
+    someone who never tapped Join gets a seat only as a member of the group."""
     h = harness
-    alice, bob, eve = h.user(1, "Alice"), h.user(2, "Bob"), h.user(66, "Eve")
-    group = h.fake.group(-8007, "Club", admins={alice}, members={bob})
+    alice, eve = h.user(1, "Alice"), h.user(66, "Eve")
+    group = h.fake.group(-8007, "Club", admins={alice})
+    group.members[eve.id] = status
     await h.send(alice.start_private(), alice.send(group, "/newgame"))
     game_id = h.service._live[group.id].id
     await h.send(eve.send(eve, f"/start j{game_id}"))
-    assert "Only members of" in h.fake.last_message(eve.id).text
-    await h.send(bob.send(bob, f"/start j{game_id}"))  # a member: seated
     seats = [s.name for s in h.service._live[group.id].lobby.seats]
-    assert seats == ["Alice", "Bob"]
+    assert seats == (["Alice", "Eve"] if seated else ["Alice"])
+    if not seated:
+        assert "Only members of" in h.fake.last_message(eve.id).text
+
+
+async def test_a_reader_of_a_public_group_who_taps_join_is_seated_through_the_link(
+    harness: BotHarness,
+) -> None:
+    """In a public group non-members can read and tap: Join gives them the link (they never
+    started the bot), and the link seats them."""
+    h = harness
+    alice, reader = h.user(1, "Alice"), h.user(7, "Reader")
+    group = h.fake.group(-8021, "Club", admins={alice}, username="publicclub")
+    await h.send(alice.start_private(), alice.send(group, "/newgame"))
+    game_id = h.service._live[group.id].id
+    tap = reader.tap(h.lobby_message(group), "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.url and answer.url.endswith(f"start=j{game_id}")
+    await h.send(reader.send(reader, f"/start j{game_id}"))
+    assert [s.name for s in h.service._live[group.id].lobby.seats] == ["Alice", "Reader"]
 
 
 def failing_writes(h: BotHarness, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:

@@ -419,9 +419,6 @@ class FakeUser:
         current = fake._get_message(message.chat_id, message.message_id)
         if current.deleted:
             raise LookupError(f"message {current.message_id} in {current.chat_id} was deleted")
-        target = fake.chat(current.chat_id)
-        if isinstance(target, FakeGroup):  # as with `send`: who taps there is a member
-            target.add(self)
         query_id = str(next(fake._callback_ids))
         fake._callbacks[query_id] = None
         return fake._new_update(
@@ -944,6 +941,32 @@ class FakeTelegram:
             }
         if status == "kicked":
             return {"status": "kicked", "user": user, "until_date": 0}
+        if status in ("restricted", "restricted-left"):  # muted; still in the group, or not
+            rights = [
+                "can_send_messages",
+                "can_send_audios",
+                "can_send_documents",
+                "can_send_photos",
+                "can_send_videos",
+                "can_send_video_notes",
+                "can_send_voice_notes",
+                "can_send_polls",
+                "can_send_other_messages",
+                "can_add_web_page_previews",
+                "can_change_info",
+                "can_invite_users",
+                "can_pin_messages",
+                "can_manage_topics",
+                "can_edit_tag",
+                "can_react_to_messages",
+            ]
+            return {
+                "status": "restricted",
+                "user": user,
+                "is_member": status == "restricted",
+                "until_date": 0,
+                **dict.fromkeys(rights, False),
+            }
         return {"status": status, "user": user}
 
     # -- HTTP
