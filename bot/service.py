@@ -1465,6 +1465,9 @@ class GameService:
             fresh = await self._load(new_chat_id)
             if fresh is not None:
                 logger.info("game %s moved from chat %s to %s", fresh.id, old_chat_id, new_chat_id)
+                if fresh.status == "lobby":  # its buttons belong to the old chat: post it anew
+                    fresh.lobby.message_id = None
+                    await self._refresh_lobby(fresh)
                 await self._drive_computers(fresh)  # a computer on turn moves in the new chat
 
     # ------------------------------------------------------------------ stats

@@ -172,3 +172,19 @@ async def test_the_time_given_after_a_restart_is_given_once_per_move(harness: Bo
     h.clock.advance(11)
     assert await h.service.run_due() == 1  # the 30 s are over: the timeout move
     assert live(h, group.id).move_number == 1
+
+
+async def test_a_lobby_goes_on_in_the_supergroup_its_group_became(harness: BotHarness) -> None:
+    """The lobby's buttons were in the old group: the lobby is posted anew in the new one,
+    and joining and starting work there."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6013, "Club", admins={alice}, members={bob})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    await h.send(group.migrate_to_supergroup(-1006013))
+    supergroup = group.migrated_to
+    assert isinstance(supergroup, FakeGroup)
+    lobby = h.lobby_message(supergroup)
+    await h.send(bob.tap(lobby, "Join"))
+    await h.send(alice.tap(h.lobby_message(supergroup), "Start"))
+    assert live(h, supergroup.id).players == ("1", "2")
