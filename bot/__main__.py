@@ -46,6 +46,9 @@ def main() -> None:
     handler.setFormatter(_Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s", secret))
     logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # It logs every 429 it does not retry as an error with a traceback; the bot retries and
+    # logs those itself (bot.outbox).
+    logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.CRITICAL)
 
     from telegram.error import InvalidToken
 

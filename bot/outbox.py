@@ -29,8 +29,15 @@ NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
+INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
+MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MAX_RETRIES: Final = 5  # a table or hands that failed to show, tried again at most this often
 MIN_RETRY_WAIT: Final = 1.0  # seconds before the first retry (then doubling)
+
+
+def _seconds(error: RetryAfter) -> float:
+    after = error.retry_after  # an int, or a timedelta in newer python-telegram-bot
+    return float(after.total_seconds() if hasattr(after, "total_seconds") else after)
 
 
 def transient(error: TelegramError) -> bool:
@@ -70,35 +77,59 @@ class Outbox:
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests: no waiting
 
     def answered(self, query: CallbackQuery) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""
         return query.id in self._answered
 
-    async def _call(self, method: str, data: dict[str, Any]) -> Any:
+    async def _call(self, method: str, data: dict[str, Any], *, patient: bool = True) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
 
         Through python-telegram-bot's own request path (`Bot._post`: its timeouts, its error
         mapping to `BadRequest`, `Forbidden`, `RetryAfter`, and the rate limiter when one is
         set) but without building a `Message` from every answer: the bot reads nothing of it
         but a new message's id, and that parsing was a fifth of the bot's time per move.
-        """
-        return await self.bot._post(method, data)
 
-    async def send(self, chat_id: int, rendered: Rendered, *, reply_to: int | None = None) -> int:
-        """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate."""
+        A 429 is waited out here, once and for at most `MAX_INLINE_WAIT` s, for this call
+        alone (python-telegram-bot's rate limiter would hold back every call of every chat);
+        ``patient=False`` raises it at once, for callers that retry later themselves.
+        """
+        for attempt in range(INLINE_RETRIES + 1):
+            try:
+                return await self.bot._post(method, data)
+            except RetryAfter as exc:
+                wait = _seconds(exc)
+                if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
+                    raise
+                logger.info("%s: rate limited, trying again in %s s", method, wait)
+                await self.sleep(wait)
+        raise AssertionError("unreachable")
+
+    async def send(
+        self,
+        chat_id: int,
+        rendered: Rendered,
+        *,
+        reply_to: int | None = None,
+        patient: bool = True,
+    ) -> int:
+        """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate
+        (a 429 after waiting once, see `_call`)."""
         data = _message(chat_id, rendered)
         if reply_to is not None:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}
             )
         try:
-            result = await self._call("sendMessage", data)
+            result = await self._call("sendMessage", data, patient=patient)
         except Forbidden as exc:
             raise Blocked(str(exc)) from exc
         return int(result["message_id"])
 
-    async def show(self, chat_id: int, message_id: int | None, rendered: Rendered) -> Sent:
+    async def show(
+        self, chat_id: int, message_id: int | None, rendered: Rendered, *, patient: bool = True
+    ) -> Sent:
         """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone.
 
         Raises `Blocked` on 403.
@@ -106,7 +137,9 @@ class Outbox:
         if message_id is not None:
             try:
                 await self._call(
-                    "editMessageText", {**_message(chat_id, rendered), "message_id": message_id}
+                    "editMessageText",
+                    {**_message(chat_id, rendered), "message_id": message_id},
+                    patient=patient,
                 )
                 return Sent(message_id, new=False)
             except Forbidden as exc:
@@ -118,7 +151,7 @@ class Outbox:
                 if not any(reason in text for reason in NOT_FOUND):
                     raise
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
-        return Sent(await self.send(chat_id, rendered), new=True)
+        return Sent(await self.send(chat_id, rendered, patient=patient), new=True)
 
     async def close_keyboard(self, chat_id: int, message_id: int, rendered: Rendered) -> None:
         """Final text of a message whose buttons are no longer valid; errors are logged only."""
@@ -229,8 +262,7 @@ class Coalescer:
             return
         wait = max(self.interval, MIN_RETRY_WAIT) * 2 ** (failures - 1)
         if isinstance(error, RetryAfter):
-            after = error.retry_after
-            seconds = float(after.total_seconds() if hasattr(after, "total_seconds") else after)
+            seconds = _seconds(error)
             self._last[key] = self._clock() + seconds
             wait = max(wait, seconds)
         if key not in self._pending:

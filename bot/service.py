@@ -1145,7 +1145,10 @@ class GameService:
             closed=closed,
         )
         try:
-            sent = await self.out.show(record.chat_id, record.table_message_id, rendered)
+            # Not patient: a 429 goes to the coalescer, which retries without holding the lock.
+            sent = await self.out.show(
+                record.chat_id, record.table_message_id, rendered, patient=False
+            )
         except Blocked:
             await self._bot_gone(record)
             return
@@ -1222,7 +1225,9 @@ class GameService:
             if game.is_over:
                 rendered = render.Rendered(rendered.text)
             try:
-                sent = await self.out.show(seat.user_id, record.hand_messages.get(pid), rendered)
+                sent = await self.out.show(  # a 429: `hand_retries`, without holding the lock
+                    seat.user_id, record.hand_messages.get(pid), rendered, patient=False
+                )
             except Blocked:
                 self._sent_hands.pop(key, None)
                 if pid not in blocked:

@@ -507,3 +507,27 @@ async def test_a_tap_is_not_told_nothing_happened_when_only_a_later_save_failed(
         if str(c.params.get("callback_query_id")) == query_id
     ]
     assert answers == [h.service.t("en", "lobby-joined")]
+
+
+async def test_a_lobby_edit_refused_with_429_is_made_after_waiting_for_that_call_alone(
+    harness: BotHarness,
+) -> None:
+    """Messages that have no retry of their own (the lobby, the result, notices) wait out a
+    short 429 in place, once; the rate limiter no longer does (it held back every chat)."""
+    h = harness
+    waited: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waited.append(seconds)
+
+    h.service.out.sleep = no_wait
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8022, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    h.fake.fail_next("editMessageText", 429, retry_after=3, chat_id=group.id)
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    assert waited == [3.0]
+    assert "Bob" in h.lobby_message(group).text
+    h.fake.fail_next("editMessageText", 429, retry_after=300, chat_id=group.id)
+    await h.send(bob.tap(h.lobby_message(group), "Leave"))  # too long to wait in place
+    assert waited == [3.0]
