@@ -322,7 +322,9 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
             return tr.t(lang, "hand-you-are-attacked", player=_name(names, view.attacker))
         if not view.open_attacks:
             return tr.t(lang, "hand-you-covered")
-        return tr.t(lang, "hand-you-defend", player=_name(names, view.attacker))
+        transfers = any(isinstance(a, Transfer | ShowTrump) for a in view.legal)
+        key = "hand-you-defend-transfer" if transfers else "hand-you-defend"
+        return tr.t(lang, key, player=_name(names, view.attacker))
     if not view.table:
         if me == view.attacker:
             return tr.t(lang, "hand-you-open", player=_name(names, view.defender))
@@ -353,12 +355,11 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
 def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> list[Button]:
     move = view.move_number
     buttons = []
-    transfers = [a for a in view.legal if isinstance(a, Transfer)]
-    if len(transfers) == 1:
+    for transfer in (a for a in view.legal if isinstance(a, Transfer)):  # R14: each card
         buttons.append(
             Button(
-                tr.t(lang, "button-transfer", card=str(transfers[0].card)),
-                callback_data=encode_move(game_id, move, transfers[0]),
+                tr.t(lang, "button-transfer", card=str(transfer.card)),
+                callback_data=encode_move(game_id, move, transfer),
             )
         )
     for action in view.legal:

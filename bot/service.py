@@ -42,6 +42,7 @@ from engine import (
     Resigned,
     Rules,
     Take,
+    Transfer,
 )
 from engine.ai import LEVELS, make_player
 from storage import (
@@ -805,7 +806,9 @@ class GameService:
                 if not options:
                     await self.out.answer(query, self._why_not(record, pid, intent))
                     return
-                if len(options) > 1:
+                # A card that would only transfer asks first: a defender who meant to cover
+                # must not pass the bout on by mistake (the Transfer buttons are one tap).
+                if len(options) > 1 or isinstance(options[0], Transfer):
                     await self.out.answer(query)
                     await self._publish_hands(record, only={pid}, force=True, choice=options)
                     return

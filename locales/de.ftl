@@ -115,6 +115,7 @@ hand-you-open = Du bist dran: Greif { $player } mit einer beliebigen Karte an.
 hand-they-open = { $player } greift { $target } an.
 hand-you-attack = Du greifst { $player } an.
 hand-you-defend = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen oder nimm auf.
+hand-you-defend-transfer = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen, schiebe mit einer Taste unten weiter oder nimm auf.
 hand-you-take = Du nimmst auf. Die anderen dürfen noch zuwerfen.
 hand-you-are-attacked = { $player } greift dich an: Warte auf die erste Karte.
 hand-you-covered = Alles ist geschlagen. Die anderen dürfen noch zuwerfen.

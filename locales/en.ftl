@@ -115,6 +115,7 @@ hand-you-open = Your turn: attack { $player } with any card.
 hand-they-open = { $player } attacks { $target }.
 hand-you-attack = You attack { $player }.
 hand-you-defend = Defend against { $player }: tap a card to cover, or take.
+hand-you-defend-transfer = Defend against { $player }: tap a card to cover, transfer with a button below, or take.
 hand-you-take = You take. The others may still throw in.
 hand-you-are-attacked = { $player } attacks you: wait for the first card.
 hand-you-covered = Everything is covered. The others may still throw in.

@@ -135,6 +135,7 @@ hand-you-open = Твой ход: ходи под { $player } любой карт
 hand-they-open = { $player } ходит под { $target }.
 hand-you-attack = Ты ходишь под { $player }.
 hand-you-defend = { $player } ходит под тебя: нажми на карту, чтобы побить, или бери.
+hand-you-defend-transfer = { $player } ходит под тебя: нажми на карту, чтобы побить, переведи кнопкой ниже или бери.
 hand-you-take = Ты берёшь. Остальные ещё могут подкинуть.
 hand-you-are-attacked = { $player } ходит под тебя: жди первую карту.
 hand-you-covered = Всё побито. Остальные ещё могут подкинуть.

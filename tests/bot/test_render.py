@@ -204,6 +204,19 @@ def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() 
     assert "✅ Alice &lt;admin&gt;: out" in table
 
 
+def test_r14_every_transfer_has_its_button_and_the_defender_is_told_of_them() -> None:
+    game = Game.from_position(
+        {"1": "8♠ 9♣", "2": "8♥ 8♦ 6♣", "3": "10♣ J♣ Q♣ K♣"},
+        trump="A♥",
+        attacker="1",
+        rules=Rules.preset("perevodnoy"),
+    )
+    game.apply("1", Attack(Card.parse("8♠")))
+    text, labels = _hand_of(game, "2", "en")
+    assert "Transfer 8♥" in labels and "Transfer 8♦" in labels
+    assert "transfer with a button below" in text
+
+
 @pytest.mark.parametrize(
     ("lang", "rating", "rate"),
     [("en", "-1.6", "25%"), ("de", "-1,6", "25\u00a0%"), ("ru", "-1,6", "25\u00a0%")],

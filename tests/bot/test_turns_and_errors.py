@@ -188,3 +188,28 @@ async def test_a_lobby_goes_on_in_the_supergroup_its_group_became(harness: BotHa
     await h.send(bob.tap(lobby, "Join"))
     await h.send(alice.tap(h.lobby_message(supergroup), "Start"))
     assert live(h, supergroup.id).players == ("1", "2")
+
+
+async def test_r14_a_card_that_can_only_transfer_asks_before_passing_the_bout_on(
+    harness: BotHarness,
+) -> None:
+    """Bob taps 8♥, which cannot beat 8♠ but could transfer: he is asked (Transfer / Back)
+    rather than the bout passing on at once; the Transfer button does it in one tap."""
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-6014, "Club", admins={alice})
+    await h.open_game(group, [alice, bob, carol])
+    position = Game.from_position(
+        {"1": "8♠ 9♣", "2": "8♥ 6♣ 7♦", "3": "10♣ J♣ Q♣ K♣"},
+        trump="A♦",
+        stock="10♥ J♥ K♥",
+        attacker="1",
+        rules=Rules.preset("perevodnoy"),
+    )
+    await h.set_position(group, position)
+    await h.send(alice.tap(h.hand_message(alice), "8♠"))
+    await h.send(bob.tap(h.hand_message(bob), "8♥"))
+    assert live(h, group.id).move_number == 1  # nothing transferred yet
+    assert h.hand_message(bob).button_texts == ["Transfer 8♥", "Back"]
+    await h.send(bob.tap(h.hand_message(bob), "Transfer 8♥"))
+    assert live(h, group.id).defender == "3"
