@@ -55,7 +55,7 @@ rules-title = Regeln
 rules-preset = Variante: { $preset }
 rules-deck = Kartendeck: { $count } Karten
 rules-throw-in = Zuwerfen dürfen: { $mode }
-rules-first-bout = Erster Angriff: höchstens { $count } Karten
+rules-first-bout = Bis zum ersten Abwurf: höchstens { $count } Karten pro Angriff
 rules-transfer = Weiterschieben (Perewodnoi): { $value }
 rules-show-trump = Weiterschieben durch Zeigen eines Trumpfs: { $value }
 rules-trump-exchange = Niedrigsten Trumpf gegen den offenen Trumpf tauschen: { $value }
@@ -176,7 +176,10 @@ result-bouts =
 
 leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
 welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe.
-help-text = <b>Durak</b>: /newgame eröffnet ein Spiel in einer Gruppe. Tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir: Tippe auf eine Karte, um sie zu spielen. /rules zeigt die Regeln, /hand schickt deine Karten erneut, /leave gibt auf, /cancel beendet das Spiel (Eröffner oder Admin).
+help-text =
+    <b>Durak</b>
+    <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um den Tisch zu nehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und aufs Weiterschieben (beim Schiebe-Durak), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
+    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Rangliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice hier gegen den Computer spielen.
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
 

@@ -55,7 +55,7 @@ rules-title = Rules
 rules-preset = Preset: { $preset }
 rules-deck = Deck: { $count } cards
 rules-throw-in = Who may throw in: { $mode }
-rules-first-bout = First bout: at most { $count } cards
+rules-first-bout = Until the first discard: at most { $count } cards per bout
 rules-transfer = Transfers (Perevodnoy): { $value }
 rules-show-trump = Transfer by showing a trump: { $value }
 rules-trump-exchange = Swap the lowest trump for the face-up trump: { $value }
@@ -176,7 +176,10 @@ result-bouts =
 
 leave-confirm = { $player }, do you really want to give up? You will be the durak.
 welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group.
-help-text = <b>Durak</b>: /newgame opens a game in a group. Tap “Join”, then “Start”. Your cards come in the private chat with me: tap a card to play it. /rules shows the rules, /hand sends your cards again, /leave gives up, /cancel ends the game (opener or admin).
+help-text =
+    <b>Durak</b>
+    <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (in transfer Durak) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
+    <b>Commands:</b> /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer, here.
 
 ## Errors (callback toasts: plain text, under 200 characters)
 

@@ -261,3 +261,13 @@ def test_leaderboard_names_computers_in_the_chats_language_of_today() -> None:
     ).text
     assert "Computer 1 (schwer) 🤖" in text and "(hard)" not in text
     assert "Robo 🤖" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "ru"])
+def test_help_explains_the_buttons_and_lists_every_command(lang: str) -> None:
+    text = TR.t(lang, "help-text")
+    for command in ("/newgame", "/rules", "/hand", "/leave", "/cancel", "/stats", "/settings"):
+        assert command in text
+    assert "/kick" in text and "/practice" in text
+    assert TR.t(lang, "button-take") in text and TR.t(lang, "button-pass") in text
+    parse_html(text)  # valid Telegram HTML
