@@ -131,6 +131,7 @@ def lobby(
     turn_timeout: int,
     closed: str | None = None,
     levels: Sequence[str] = (),
+    opener_seated: bool = True,
 ) -> Rendered:
     """The lobby message: rules in force, players so far, Join/Leave/Start/Cancel.
 
@@ -154,7 +155,11 @@ def lobby(
     if closed:
         lines += ["", f"<i>{tr.t(lang, closed)}</i>"]
         return Rendered("\n".join(lines))
-    if len(seats) < 2:
+    if not opener_seated:  # the opener never started the bot: Join gives them the link
+        lines.append(tr.t(lang, "lobby-opener-join", name=esc(opener)))
+    if len(seats) > rules.max_players:  # the rules changed since (a smaller deck)
+        lines.append(tr.t(lang, "lobby-too-many"))
+    elif len(seats) < 2:
         lines.append(tr.t(lang, "lobby-need-players", min=2))
     if levels:  # "Add computer" was tapped: which level?
         picker = [

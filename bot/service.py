@@ -442,6 +442,7 @@ class GameService:
             turn_timeout=self.turn_timeout(record),
             closed=closed,
             levels=LEVELS if pick_level else (),
+            opener_seated=any(s.user_id == record.lobby.opener_id for s in record.lobby.seats),
         )
 
     async def _refresh_lobby(

@@ -23,6 +23,7 @@ players-count =
 
 lobby-title = Durak: neues Spiel
 lobby-created = { $name } möchte Durak spielen. Tippe auf „Mitspielen“, um dich an den Tisch zu setzen.
+lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich an den Tisch zu setzen.
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
 lobby-need-players =

@@ -23,6 +23,7 @@ players-count =
 
 lobby-title = Durak: new game
 lobby-created = { $name } wants to play Durak. Press “Join” to take a seat.
+lobby-opener-join = { $name }, press “Join” to take your seat too.
 lobby-players = Players ({ $count }/{ $max }): { $names }
 lobby-nobody = nobody yet
 lobby-need-players =

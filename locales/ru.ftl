@@ -29,6 +29,7 @@ players-count =
 
 lobby-title = Дурак: новая игра
 lobby-created = { $name } хочет сыграть в дурака. Нажми «Играть», чтобы сесть за стол.
+lobby-opener-join = { $name }, нажми «Играть», чтобы тоже сесть за стол.
 lobby-players = Игроки ({ $count }/{ $max }): { $names }
 lobby-nobody = пока никого
 lobby-need-players =

@@ -271,3 +271,11 @@ def test_help_explains_the_buttons_and_lists_every_command(lang: str) -> None:
     assert "/kick" in text and "/practice" in text
     assert TR.t(lang, "button-take") in text and TR.t(lang, "button-pass") in text
     parse_html(text)  # valid Telegram HTML
+
+
+def test_r3_a_lobby_with_more_seats_than_new_rules_allow_says_so() -> None:
+    seats = [render.LobbySeat(f"P{i}", False) for i in range(6)]
+    text = render.lobby(
+        TR, "en", game_id=1, opener="P0", seats=seats, rules=Rules(deck_size=24), turn_timeout=60
+    ).text
+    assert "Players (6/4)" in text and TR.t("en", "lobby-too-many") in text

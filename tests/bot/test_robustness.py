@@ -531,3 +531,25 @@ async def test_a_lobby_edit_refused_with_429_is_made_after_waiting_for_that_call
     h.fake.fail_next("editMessageText", 429, retry_after=300, chat_id=group.id)
     await h.send(bob.tap(h.lobby_message(group), "Leave"))  # too long to wait in place
     assert waited == [3.0]
+
+
+async def test_an_opener_who_never_started_the_bot_is_asked_to_join_too(
+    harness: BotHarness,
+) -> None:
+    """The opener cannot be seated before the bot may write to them: the lobby says so
+    instead of reading as if they sat at the table; their Join gives them the link."""
+    h = harness
+    alice = h.user(1, "Alice")  # never started the bot
+    group = h.fake.group(-8023, "Club", admins={alice})
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    assert h.service.t("en", "lobby-opener-join", name="Alice") in lobby.text
+    tap = alice.tap(lobby, "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.url is not None  # the deep link
+    payload = answer.url.split("start=")[1]
+    await h.send(alice.send(alice, f"/start {payload}"))
+    lobby = h.lobby_message(group)
+    assert "Alice" in lobby.text.split("Players")[1]
+    assert h.service.t("en", "lobby-opener-join", name="Alice") not in lobby.text
