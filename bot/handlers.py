@@ -174,7 +174,10 @@ async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 
 async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
-    if chat is None or user is None or message is None or not _is_group(chat):
+    if chat is None or user is None or message is None:
+        return
+    if not _is_group(chat):
+        await _reply(update, context, "kick-in-group")
         return
     replied = message.reply_to_message
     target = person_of(replied.from_user) if replied and replied.from_user else None

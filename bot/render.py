@@ -417,7 +417,10 @@ def hand(
     )
     lines = [title, _trump_line(tr, lang, view)]
     if active:  # a passive player's message shows no table: it would go stale unedited
-        lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(_table_lines(tr, lang, view))}"]
+        if view.table:
+            lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(_table_lines(tr, lang, view))}"]
+        else:  # "The table is empty.", not "Table: The table is empty."
+            lines += ["", *_table_lines(tr, lang, view)]
     if view.is_over:
         return _hand_at_the_end(tr, lang, view, names, lines)
     role = _your_role(tr, lang, view, names)

@@ -1607,9 +1607,9 @@ class GameService:
                 async with self.db.transaction(readonly=True) as tx:
                     current = await tx.chats.get(chat_id=chat_id)
                 lang = self.tr.normalize(current.language or person.language)
-                menu = render_menu(self.tr, lang, current, default_timeout=default)
+                menu = render_menu(self.tr, lang, current, default_timeout=default, closed=True)
                 await self.out.answer(query)
-                await self.out.show(chat_id, message.message_id, render.Rendered(menu.text))
+                await self.out.show(chat_id, message.message_id, menu)
                 return
             async with self.db.transaction() as tx:
                 current = await tx.chats.get(chat_id=chat_id)

@@ -115,9 +115,11 @@ def _value(tr: Translator, lang: str, settings: ChatSettings, key: str, default:
 
 
 def render_menu(
-    tr: Translator, lang: str, settings: ChatSettings, *, default_timeout: int
+    tr: Translator, lang: str, settings: ChatSettings, *, default_timeout: int, closed: bool = False
 ) -> Rendered:
-    lines = [f"<b>{tr.t(lang, 'settings-title')}</b>", tr.t(lang, "settings-intro"), ""]
+    """The /settings menu; `closed` (after Done): the same as text, a record of the rules."""
+    intro = tr.t(lang, "settings-closed" if closed else "settings-intro")
+    lines = [f"<b>{tr.t(lang, 'settings-title')}</b>", intro, ""]
     buttons = []
     for key, stem in OPTIONS.items():
         label = tr.t(lang, f"settings-{stem}")
@@ -126,4 +128,4 @@ def render_menu(
         buttons.append(Button(f"{label}: {value}", callback_data=f"S{key}"))
     rows = [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
     rows.append([Button(tr.t(lang, "settings-close"), callback_data=CLOSE)])
-    return Rendered("\n".join(lines), Keyboard(rows))
+    return Rendered("\n".join(lines), None if closed else Keyboard(rows))

@@ -223,6 +223,7 @@ cmd-start = Unterhaltung mit mir beginnen
 
 settings-title = Hausregeln
 settings-intro = Tippe auf eine Option, um sie zu ändern. Änderungen gelten ab dem nächsten Spiel (und für eine offene Lobby), nie für ein laufendes.
+settings-closed = Die Hausregeln für die nächsten Spiele (/settings ändert sie):
 settings-in-group = Hausregeln werden in einer Gruppe festgelegt: Sende dort /settings.
 use-in-group = Sende { $command } in <b>{ $chat }</b>, wo dieses Spiel läuft.
 settings-saved = Gespeichert.
@@ -259,6 +260,7 @@ kick-already-out = Dieser Spieler ist nicht mehr im Spiel.
 ## Moderation
 
 kick-how = Antworte mit /kick auf eine Nachricht eines Spielers aus dem laufenden Spiel.
+kick-in-group = Spieler werden in ihrer Gruppe entfernt: Antworte dort mit /kick auf eine Nachricht des Spielers.
 kick-confirm = { $player } aus dem Spiel entfernen? Wer entfernt wird, ist der Durak.
 button-kick = { $player } entfernen
 result-kicked = { $player } wurde von einem Admin entfernt.

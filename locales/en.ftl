@@ -223,6 +223,7 @@ cmd-start = Start talking to me
 
 settings-title = House rules
 settings-intro = Tap an option to change it. Changes apply to the next game (and to an open lobby), never to a running one.
+settings-closed = The house rules for the next games (/settings changes them):
 settings-in-group = House rules are set in a group: send /settings there.
 use-in-group = Send { $command } in <b>{ $chat }</b>, where that game is played.
 settings-saved = Saved.
@@ -259,6 +260,7 @@ kick-already-out = This player is no longer in the game.
 ## Moderation
 
 kick-how = Reply to a message of a player in the running game with /kick.
+kick-in-group = Players are removed in their group: reply there to a message of the player with /kick.
 kick-confirm = Remove { $player } from the game? They will be the durak.
 button-kick = Remove { $player }
 result-kicked = { $player } was removed by an admin.

@@ -175,7 +175,7 @@ def test_r13_after_a_take_done_is_pass_in_russian() -> None:
     game.apply("2", Take())
     text, labels = _hand_of(game, "1", "ru")
     assert "Пас" in labels and "Бито" not in labels
-    assert "забирает" in text and "«Пас»" in text
+    assert "берёт" in text and "«Пас»" in text
     table = render.table(TR, "ru", game.view(None), names=NAMES).text
     assert "бито" not in table
 
@@ -279,3 +279,9 @@ def test_r3_a_lobby_with_more_seats_than_new_rules_allow_says_so() -> None:
         TR, "en", game_id=1, opener="P0", seats=seats, rules=Rules(deck_size=24), turn_timeout=60
     ).text
     assert "Players (6/4)" in text and TR.t("en", "lobby-too-many") in text
+
+
+def test_an_empty_table_in_a_hand_reads_as_one_sentence() -> None:
+    game = Game.from_position({"1": "6♠ 9♣", "2": "7♠ 8♦"}, trump="A♥", attacker="1")
+    text, _ = _hand_of(game, "1", "en")
+    assert "The table is empty." in text and "Table: The table is empty." not in text

@@ -346,6 +346,15 @@ async def test_settings_menu_closes_with_done_and_keeps_its_text(harness: BotHar
     closed = h.fake.message(group.id, menu.message_id)
     assert closed.buttons == []
     assert h.service.t("en", "settings-title") in closed.text
+    assert "Tap an option" not in closed.text  # no buttons left to tap
+    assert "Deck" in closed.text  # the rules stay readable
+
+
+async def test_kick_in_a_private_chat_says_where_it_works(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    await h.send(alice.start_private(), alice.send_private("/kick"))
+    assert h.fake.last_message(alice.id).text == h.service.t("en", "kick-in-group")
 
 
 async def test_a_settings_toast_is_in_the_tappers_language(harness: BotHarness) -> None:
