@@ -285,6 +285,10 @@ class Coalescer:
     def pending(self) -> frozenset[int]:
         return frozenset(self._pending)
 
+    def reset(self, key: int) -> None:
+        """`key` was published: failures before no longer count towards `MAX_RETRIES`."""
+        self._failures.pop(key, None)
+
     def close(self) -> None:
         """Cancel what is scheduled and schedule nothing more (shutdown)."""
         self._closed = True

@@ -237,9 +237,12 @@ class GameService:
                         if chat_id in self._live:
                             return  # an update of the chat has loaded it meanwhile
                         record = await self._load(chat_id)
-                        if record is not None:  # show the stored state, and go on from it
-                            await self._show_again(record)
-                        return
+                        if record is None:
+                            return
+                        await self._show_again(record)  # the stored state, and on from it
+                        if chat_id in self._live:
+                            return
+                        # a save within failed and dropped it again: try once more later
                 except Exception:
                     logger.exception(
                         "could not reload the game of chat %s (attempt %s)", chat_id, attempt
@@ -931,10 +934,13 @@ class GameService:
 
     async def _render_state(self, record: GameRecord) -> None:
         """Show the new state: hands whose options changed, the table, the result."""
-        await self._publish_hands(record)
-        if record.status == "finished":
+        finished = record.status == "finished"
+        # The last state of a game cannot be shown by a retry later (it is no longer live):
+        # wait out a short 429 in place.
+        await self._publish_hands(record, patient=finished)
+        if finished:
             await self.tables.flush_key(record.chat_id)
-            await self._publish_table_now(record)
+            await self._publish_table_now(record, patient=True)
             await self._send_result(record)
         else:
             await self.tables.request(record.chat_id)
@@ -1123,7 +1129,7 @@ class GameService:
         async with self._locks[chat_id]:
             record = self._live.get(chat_id)
             if record is not None and record.status == "running" and record.game is not None:
-                await self._publish_hands(record)
+                await self._publish_hands(record, retrying=True)
 
     async def _publish_table_locked(self, chat_id: int) -> None:
         """A merged table edit, run later by the coalescer: it takes the chat's lock."""
@@ -1131,7 +1137,12 @@ class GameService:
             await self._publish_table(chat_id)
 
     async def _publish_table_now(
-        self, record: GameRecord, *, from_coalescer: bool = False, closed: str | None = None
+        self,
+        record: GameRecord,
+        *,
+        from_coalescer: bool = False,
+        closed: str | None = None,
+        patient: bool = False,
     ) -> None:
         assert record.game is not None
         rendered = render.table(
@@ -1151,7 +1162,7 @@ class GameService:
         try:
             # Not patient: a 429 goes to the coalescer, which retries without holding the lock.
             sent = await self.out.show(
-                record.chat_id, record.table_message_id, rendered, patient=False
+                record.chat_id, record.table_message_id, rendered, patient=patient
             )
         except Blocked:
             await self._bot_gone(record)
@@ -1163,6 +1174,7 @@ class GameService:
             logger.warning("could not update the table of chat %s: %s", record.chat_id, exc)
             self.tables.retry_later(record.chat_id, exc)
             return
+        self.tables.reset(record.chat_id)
         if sent.new:
             record.table_message_id = sent.message_id
             # Quietly: the game goes on (hands, computers) even if this id is not stored.
@@ -1197,12 +1209,19 @@ class GameService:
         only: set[str] | None = None,
         force: bool = False,
         choice: Sequence[Action] | None = None,
+        patient: bool = False,
+        retrying: bool = False,
     ) -> None:
-        """Edit each hand message whose cards or options changed (or all, with `force`)."""
+        """Edit each hand message whose cards or options changed (or all, with `force`).
+
+        A hand that fails for a while (429, a timeout) is shown again by `hand_retries`:
+        scheduled once per pass, or (`retrying`, a pass of `hand_retries` itself) raised for
+        it to count. `patient`: wait out a short 429 in place (the end of a game)."""
         game = record.game
         assert game is not None and record.id is not None
         blocked: list[str] = record.meta.setdefault("blocked", [])
         changed_ids = False
+        failed: TelegramError | None = None  # the first failure worth another try
         for seat in record.lobby.seats:
             pid = seat.player_id
             if seat.is_computer or seat.user_id is None or (only is not None and pid not in only):
@@ -1230,7 +1249,7 @@ class GameService:
                 rendered = render.Rendered(rendered.text)
             try:
                 sent = await self.out.show(  # a 429: `hand_retries`, without holding the lock
-                    seat.user_id, record.hand_messages.get(pid), rendered, patient=False
+                    seat.user_id, record.hand_messages.get(pid), rendered, patient=patient
                 )
             except Blocked:
                 self._sent_hands.pop(key, None)
@@ -1242,7 +1261,8 @@ class GameService:
             except TelegramError as exc:
                 logger.warning("could not update the hand of %s: %s", pid, exc)
                 self._sent_hands.pop(key, None)
-                self.hand_retries.retry_later(record.chat_id, exc)  # if it may help
+                if failed is None and transient(exc):
+                    failed = exc
                 continue
             self._sent_hands[key] = None if choice else state
             self._shown_move[key] = game.move_number
@@ -1251,6 +1271,12 @@ class GameService:
                 changed_ids = True
         if changed_ids:
             await self._save_quietly(record)
+        if failed is None:
+            self.hand_retries.reset(record.chat_id)
+        elif retrying:
+            raise failed  # hand_retries counts it and tries again later, or gives up
+        else:
+            self.hand_retries.retry_later(record.chat_id, failed)
 
     async def _announce_blocked(self, record: GameRecord, seat: Seat) -> None:
         with contextlib.suppress(Blocked, TelegramError):
@@ -1714,11 +1740,12 @@ class GameService:
                 lang = self.personal_language(tapper, record) if tapper else record.language
                 await self.out.answer(query, self.t(lang, "kick-already-out"))
                 return
-            events = forced_resign(game, player_id)
+            if why == "resigned":  # /leave: the player's own choice, logged as giving up
+                events: list[Any] = game.apply(player_id, Resign())
+            else:
+                events = [{"gone": player_id, "why": why}, *forced_resign(game, player_id)]
             record.meta.setdefault("left", {})[player_id] = why
-            await self._after_moves(
-                record, [(player_id, [{"gone": player_id, "why": why}, *events])]
-            )
+            await self._after_moves(record, [(player_id, events)])
             await self.out.answer(query)
             await self._render_after(record)
 

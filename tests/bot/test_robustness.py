@@ -191,13 +191,18 @@ async def test_a_reader_of_a_public_group_who_taps_join_is_seated_through_the_li
     assert [s.name for s in h.service._live[group.id].lobby.seats] == ["Alice", "Reader"]
 
 
-def failing_writes(h: BotHarness, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
-    """Make every write transaction fail as a database locked for too long would; returns
-    the undo."""
+def failing_writes(
+    h: BotHarness, monkeypatch: pytest.MonkeyPatch, times: int | None = None
+) -> Callable[[], None]:
+    """Make write transactions fail as a database locked for too long would (every one, or
+    the next `times`); returns the undo."""
     real = h.service.db.transaction
+    left = [times]
 
     def busy(*, readonly: bool = False) -> Any:
-        if not readonly:
+        if not readonly and left[0] != 0:
+            if left[0] is not None:
+                left[0] -= 1
             raise DatabaseBusy("database is locked")
         return real(readonly=readonly)
 
@@ -553,3 +558,68 @@ async def test_an_opener_who_never_started_the_bot_is_asked_to_join_too(
     lobby = h.lobby_message(group)
     assert "Alice" in lobby.text.split("Players")[1]
     assert h.service.t("en", "lobby-opener-join", name="Alice") not in lobby.text
+
+
+async def test_a_hand_that_keeps_failing_is_given_up_after_a_few_tries(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8024, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    game = live(h, group)
+    attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
+    h.fake.timeout_next("editMessageText", chat_id=defender.id, times=100)
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    tries = 0
+    while h.service.hand_retries.pending():
+        await h.service.hand_retries.flush()
+        tries += 1
+        assert tries <= 10, "retried without end"
+    failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
+    assert len(failed) == 1 + 5  # the first try and five retries
+
+
+async def test_a_game_dropped_again_while_reloading_is_loaded_once_more(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The move's save fails, and so does the save within the first reload (the deleted
+    table is posted anew): the next attempt loads the game, so its deadline still runs."""
+    h = harness
+    h.service.reload_delays = (0.0, 0.0)
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8025, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    h.fake.delete_by_user(group.id, h.service._live[group.id].table_message_id or 0)
+    failing_writes(h, monkeypatch, times=2)
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    while h.service._background:
+        await asyncio.gather(*h.service._background)
+    assert group.id in h.service._live
+    h.clock.advance(61)
+    assert await h.service.run_due() == 1
+
+
+async def test_the_last_table_and_hands_wait_out_a_short_429(harness: BotHarness) -> None:
+    """A finished game is not live any more, so nothing retries its last table or hands
+    later: they wait out a short 429 in place."""
+    h = harness
+    waited: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waited.append(seconds)
+
+    h.service.out.sleep = no_wait
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-8026, "Club", admins={alice}, members={bob})
+    await h.open_game(group, [alice, bob])
+    h.hand_message(alice)  # (remembered for after the end)
+    h.fake.fail_next("editMessageText", 429, retry_after=2, chat_id=group.id)
+    h.fake.fail_next("editMessageText", 429, retry_after=2, chat_id=alice.id)
+    await h.send(bob.leave(group))  # the game ends: Bob is the durak
+    assert waited == [2.0, 2.0]
+    assert "durak" in (await h.table_of(group)).text
+    assert "Game over" in h.hand_message(alice).text and not h.hand_message(alice).buttons

@@ -205,6 +205,19 @@ async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> 
     assert len(h.fake.messages(slow.id)) == before + 1  # warned once per turn
 
 
+async def test_r18_a_player_who_leaves_by_command_is_logged_as_giving_up(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4021, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send(group, "/leave"))
+    confirm = h.fake.last_message(group.id)
+    await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
+    assert "Bob gave up" in (await h.table_of(group)).text
+
+
 async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> None:
     h = harness
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
