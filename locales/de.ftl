@@ -47,7 +47,7 @@ private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karte
 group-joined = { $player } spielt mit.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
 group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
-group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel auf sie (es gibt kein Zeitlimit); ein Admin kann sie mit /kick als Antwort auf eine ihrer Nachrichten entfernen.
+group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel auf { $player } (es gibt kein Zeitlimit); ein Admin kann { $player } mit /kick als Antwort auf eine Nachricht von { $player } entfernen.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
 ## Regeln
@@ -56,7 +56,7 @@ rules-title = Regeln
 rules-preset = Variante: { $preset }
 rules-deck = Kartendeck: { $count } Karten
 rules-throw-in = Zuwerfen dürfen: { $mode }
-rules-first-bout = Bis zum ersten Abwurf: höchstens { $count } Karten pro Angriff
+rules-first-bout = Bis zur ersten Ablage: höchstens { $count } Karten pro Runde
 rules-transfer = Weiterschieben (Perewodnoi): { $value }
 rules-show-trump = Weiterschieben durch Zeigen eines Trumpfs: { $value }
 rules-trump-exchange = Niedrigsten Trumpf gegen den offenen Trumpf tauschen: { $value }
@@ -116,7 +116,7 @@ hand-you-open = Du bist dran: Greif { $player } mit einer beliebigen Karte an.
 hand-they-open = { $player } greift { $target } an.
 hand-you-attack = Du greifst { $player } an.
 hand-you-defend = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen oder nimm auf.
-hand-you-defend-transfer = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen, schiebe mit einer Taste unten weiter oder nimm auf.
+hand-you-defend-transfer = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen, schiebe mit einer Schaltfläche unten weiter oder nimm auf.
 hand-you-take = Du nimmst auf. Die anderen dürfen noch zuwerfen.
 hand-you-are-attacked = { $player } greift dich an: Warte auf die erste Karte.
 hand-you-covered = Alles ist geschlagen. Die anderen dürfen noch zuwerfen.
@@ -179,7 +179,7 @@ leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak
 welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe.
 help-text =
     <b>Durak</b>
-    <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um den Tisch zu nehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und aufs Weiterschieben (beim Schiebe-Durak), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
+    <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
     <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Rangliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice hier gegen den Computer spielen.
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
@@ -239,8 +239,8 @@ settings-show-trump = Trumpf zeigen
 settings-show-trump-help = weiterschieben, indem man den Trumpf dieses Werts zeigt statt ausspielt
 settings-throw-in = Zuwerfen
 settings-throw-in-help = wer in einer Runde Karten zuwerfen darf
-settings-first-bout = Erster Angriff
-settings-first-bout-help = höchstens so viele Karten im ersten Angriff, vor der ersten Ablage
+settings-first-bout = Bis 1. Ablage
+settings-first-bout-help = höchstens so viele Karten pro Runde, bis zur ersten Ablage
 settings-trump-exchange = Trumpftausch
 settings-trump-exchange-help = wer den niedrigsten Trumpf hat, darf den offenen Trumpf nehmen
 settings-timeout = Zeit pro Zug

@@ -88,7 +88,7 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
         "Preset: classic": "Preset: perevodnoy (transfers)",
         "Deck: 36": "Deck: 52",
         "Throwing in: everybody": "Throwing in: the defender's neighbours",
-        "First bout: 5": "First bout: 6",
+        "Until 1st discard: 5": "Until 1st discard: 6",
         "Show a trump: off": "Show a trump: on",
         "Trump swap: off": "Trump swap: on",
         "Time per move: 60 s": "Time per move: 90 s",
