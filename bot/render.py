@@ -399,6 +399,8 @@ def hand(
     practice: bool = False,
     seconds_left: int | None = None,
     choice: Sequence[Action] | None = None,
+    timeouts: int = 0,
+    max_timeouts: int = 3,
 ) -> Rendered:
     """A player's private hand message: what they need to decide, and their cards as buttons.
 
@@ -428,6 +430,8 @@ def hand(
         lines += ["", f"<b>{role}</b>"]
     if me in view.to_act and seconds_left is not None:
         lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
+    if timeouts:  # the bot moved for this player (R18): say so until they move themselves
+        lines += ["", tr.t(lang, "hand-timed-out", count=timeouts, max=max_timeouts)]
     move = view.move_number
     rows: list[list[Button]] = []
     if choice:

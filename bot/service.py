@@ -1195,12 +1195,14 @@ class GameService:
         assert game is not None
         if pid not in game.active_players:
             return ("out", game.is_over)
+        timeouts = record.timeouts.get(pid, 0)  # shown until the player moves again
         legal = tuple(game.legal_actions(pid))
         # The trump card shown changes with an exchange (R19), not with any move of this player.
         shown = (game.trump_card, game.stock_size, game.discard_size)
         if render.is_active(legal) or pid in game.to_act:
-            return (game.hand(pid), legal, tuple(game.table), game.attacker, game.defender, shown)
-        return (game.hand(pid), game.attacker, game.defender, shown, game.is_over)
+            table = tuple(game.table)
+            return (game.hand(pid), legal, table, game.attacker, game.defender, shown, timeouts)
+        return (game.hand(pid), game.attacker, game.defender, shown, game.is_over, timeouts)
 
     async def _publish_hands(
         self,
@@ -1244,6 +1246,8 @@ class GameService:
                 practice=bool(record.meta.get("practice")),
                 seconds_left=self.seconds_left(record),
                 choice=choice,
+                timeouts=record.timeouts.get(pid, 0),
+                max_timeouts=MAX_TIMEOUTS,
             )
             if game.is_over:
                 rendered = render.Rendered(rendered.text)

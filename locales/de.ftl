@@ -125,6 +125,7 @@ hand-you-may-add-take = { $player } nimmt auf. Du kannst noch eine Karte zuwerfe
 hand-you-may-add-now = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt.
 hand-you-are-out = Du bist raus. Gut gespielt!
 hand-seconds-left = Noch { $seconds } Sek.
+hand-timed-out = Deine Zeit ist abgelaufen, ich habe für dich gezogen ({ $count } von { $max } in Folge; nach { $max } scheidest du aus).
 hand-choose = Welcher Zug?
 hand-empty = Du hast keine Karten.
 hand-last-cards = Deine letzten Karten: { $cards }

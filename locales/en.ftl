@@ -125,6 +125,7 @@ hand-you-may-add-take = { $player } takes. You may still throw in a card of a ra
 hand-you-may-add-now = You may throw in a card of a rank on the table.
 hand-you-are-out = You are out of the game. Well played!
 hand-seconds-left = { $seconds } s left.
+hand-timed-out = Your time ran out, so I moved for you ({ $count } of { $max } in a row; at { $max } you are out of the game).
 hand-choose = Which one?
 hand-empty = You have no cards.
 hand-last-cards = Your last cards: { $cards }

@@ -145,6 +145,7 @@ hand-you-may-add-take = { $player } берёт. Можешь ещё подкин
 hand-you-may-add-now = Можешь подкинуть карту того же достоинства, что есть на столе.
 hand-you-are-out = У тебя не осталось карт — ты вне игры. Хорошо сыграно!
 hand-seconds-left = Осталось { $seconds } сек.
+hand-timed-out = Время вышло, и я сходил за тебя ({ $count } из { $max } подряд; после { $max } ты выбываешь).
 hand-choose = Какой ход?
 hand-empty = У тебя нет карт.
 hand-last-cards = Твои последние карты: { $cards }

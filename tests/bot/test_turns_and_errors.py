@@ -213,3 +213,18 @@ async def test_r14_a_card_that_can_only_transfer_asks_before_passing_the_bout_on
     assert h.hand_message(bob).button_texts == ["Transfer 8♥", "Back"]
     await h.send(bob.tap(h.hand_message(bob), "Transfer 8♥"))
     assert live(h, group.id).defender == "3"
+
+
+async def test_r18_a_player_whose_time_ran_out_is_told_the_bot_moved_for_them(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6015, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    opener = h.users[int(live(h, group.id).attacker)]
+    told = h.service.t("en", "hand-timed-out", count=1, max=3)
+    assert told not in h.hand_message(opener).text
+    h.clock.advance(61)
+    assert await h.service.run_due() == 1
+    assert told in h.hand_message(opener).text  # with the card the bot played for them
