@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bot.outbox import Coalescer
 from engine import Game, Rules
 from storage import ChatSettings, DatabaseBusy
 from tests.bot.conftest import BotHarness, make_settings
@@ -28,20 +29,42 @@ def playable(h: BotHarness, user: FakeUser) -> tuple[FakeMessage, Button]:
     return hand, next(b for row in hand.buttons for b in row if "·" not in b.text)
 
 
+async def game_of_two(h: BotHarness, chat_id: int) -> FakeGroup:
+    """Alice (1, the group's admin) and Bob (2) have started a game in group `chat_id`."""
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(chat_id, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    return group
+
+
+async def attack(h: BotHarness, group: FakeGroup) -> FakeUser:
+    """The attacker taps the first card of his hand that can be played; returns him."""
+    attacker = h.users[int(live(h, group).attacker)]
+    hand, card = playable(h, attacker)
+    await h.send(attacker.tap(hand, card.callback_data or ""))
+    return attacker
+
+
+async def flushes_until_done(coalescer: Coalescer) -> int:
+    """Run what `coalescer` has scheduled (retries schedule more) until nothing is left, at
+    most 20 rounds; how many rounds it took."""
+    rounds = 0
+    while coalescer.pending() and rounds < 20:
+        await coalescer.flush()
+        rounds += 1
+    return rounds
+
+
 async def test_pending_table_edits_are_published_when_run_polling_stops(
     harness: BotHarness,
 ) -> None:
     """run_polling calls stop(), post_stop, shutdown() (which closes the HTTP client), then
     post_shutdown: a table edit still pending must go out before the client closes."""
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8001, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8001)
     h.service.tables.interval = 3600  # the next table edit waits (coalesced)
     await h.service.tables.request(group.id)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
+    attacker = await attack(h, group)
     assert group.id in h.service.tables.pending()
     table_id = h.service._live[group.id].table_message_id or 0
     attacked = h.service.t("en", "log-attack", player=attacker.first_name)
@@ -60,16 +83,12 @@ async def test_a_table_edit_that_failed_is_made_again_without_another_move(
     """The move before a long think may be the last for minutes: a table edit refused with
     429 (or lost to a timeout) is retried on its own, not at the next move."""
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8002, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8002)
     if failure == "429":
         h.fake.fail_next("editMessageText", 429, retry_after=7, chat_id=group.id)
     else:
         h.fake.timeout_next("editMessageText", chat_id=group.id)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
+    attacker = await attack(h, group)
     table_id = h.service._live[group.id].table_message_id or 0
     attacked = h.service.t("en", "log-attack", player=attacker.first_name)
     assert attacked not in h.fake.message(group.id, table_id).text  # the edit failed
@@ -84,9 +103,7 @@ async def test_a_hand_that_telegram_refused_is_shown_again_on_its_own(
     """The defender's hand edit gets a 429 right after the attack: without a retry the
     defender would see no way to defend until the deadline."""
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8003, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8003)
     game = live(h, group)
     attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
     h.fake.fail_next("editMessageText", 429, retry_after=2, chat_id=defender.id)
@@ -215,9 +232,7 @@ async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing
 ) -> None:
     h = harness
     h.service.reload_delays = (0.0,)
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8008, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8008)
     attacker = h.users[int(live(h, group).attacker)]
     hand, card = playable(h, attacker)
     undo = failing_writes(h, monkeypatch)
@@ -341,9 +356,7 @@ async def test_a_blocked_player_in_a_game_without_time_limit_is_not_promised_a_t
     h = harness
     h.settings = make_settings(h.db_path, turn_timeout=0)
     await h.restart()
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8013, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8013)
     game = live(h, group)
     blocker, attacker = h.users[int(game.defender)], h.users[int(game.attacker)]
     await h.send(blocker.block_bot())
@@ -404,9 +417,7 @@ async def test_an_edit_telegram_refuses_for_good_is_not_retried(harness: BotHarn
     """A 400 (no right to write, a chat that is gone) would only repeat: no retry loop for
     the table or a hand. (python-telegram-bot makes BadRequest a kind of NetworkError.)"""
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8016, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8016)
     game = live(h, group)
     attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
     h.fake.fail_next("editMessageText", 400, "Bad Request: not enough rights", chat_id=group.id)
@@ -421,18 +432,10 @@ async def test_a_table_edit_that_keeps_timing_out_is_given_up_after_a_few_tries(
     harness: BotHarness,
 ) -> None:
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8017, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8017)
     h.fake.timeout_next("editMessageText", chat_id=group.id, times=100)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
-    tries = 0
-    while h.service.tables.pending():
-        await h.service.tables.flush()
-        tries += 1
-        assert tries <= 10, "retried without end"
+    await attack(h, group)
+    assert await flushes_until_done(h.service.tables) <= 10, "retried without end"
     failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
     assert len(failed) == 1 + 5  # the first try and five retries
 
@@ -441,14 +444,10 @@ async def test_a_table_edit_refused_at_shutdown_leaves_nothing_running(
     harness: BotHarness,
 ) -> None:
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8018, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8018)
     h.service.tables.interval = 3600
     await h.service.tables.request(group.id)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
+    await attack(h, group)
     h.fake.fail_next("editMessageText", 429, retry_after=5, chat_id=group.id)
     service = h.service
     await h.stop()
@@ -463,15 +462,11 @@ async def test_a_database_that_keeps_failing_does_not_make_the_bot_flood_a_chat(
     post yet another table, for ever."""
     h = harness
     h.service.reload_delays = (0.0,)
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8019, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8019)
     h.fake.delete_by_user(group.id, h.service._live[group.id].table_message_id or 0)
     posts = len(h.fake.messages(group.id))
     failing_writes(h, monkeypatch)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
+    await attack(h, group)
     for _ in range(20):  # let every reload run to its end
         if not h.service._background:
             break
@@ -564,19 +559,13 @@ async def test_a_hand_that_keeps_failing_is_given_up_after_a_few_tries(
     harness: BotHarness,
 ) -> None:
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8024, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8024)
     game = live(h, group)
     attacker, defender = h.users[int(game.attacker)], h.users[int(game.defender)]
     h.fake.timeout_next("editMessageText", chat_id=defender.id, times=100)
     hand, card = playable(h, attacker)
     await h.send(attacker.tap(hand, card.callback_data or ""))
-    tries = 0
-    while h.service.hand_retries.pending():
-        await h.service.hand_retries.flush()
-        tries += 1
-        assert tries <= 10, "retried without end"
+    assert await flushes_until_done(h.service.hand_retries) <= 10, "retried without end"
     failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
     assert len(failed) == 1 + 5  # the first try and five retries
 
@@ -588,14 +577,10 @@ async def test_a_game_dropped_again_while_reloading_is_loaded_once_more(
     table is posted anew): the next attempt loads the game, so its deadline still runs."""
     h = harness
     h.service.reload_delays = (0.0, 0.0)
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-8025, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    group = await game_of_two(h, -8025)
     h.fake.delete_by_user(group.id, h.service._live[group.id].table_message_id or 0)
     failing_writes(h, monkeypatch, times=2)
-    attacker = h.users[int(live(h, group).attacker)]
-    hand, card = playable(h, attacker)
-    await h.send(attacker.tap(hand, card.callback_data or ""))
+    await attack(h, group)
     while h.service._background:
         await asyncio.gather(*h.service._background)
     assert group.id in h.service._live
