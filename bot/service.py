@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from telegram import Bot, CallbackQuery
+from telegram import Bot, CallbackQuery, ChatMember
 from telegram.constants import ChatMemberStatus
 from telegram.error import BadRequest, TelegramError
 
@@ -307,23 +307,30 @@ class GameService:
         if alarm is None or min(times) < alarm:
             self._deadline_changed.set()
 
+    async def _chat_member(self, chat_id: int, user_id: int) -> ChatMember | None:
+        """The user's membership of the group; None when Telegram cannot say (an error, or an
+        answer python-telegram-bot cannot read)."""
+        try:
+            return await self.bot.get_chat_member(chat_id, user_id)
+        except Exception as exc:
+            logger.info("could not look up %s in chat %s: %s", user_id, chat_id, exc)
+            return None
+
     async def _is_member(self, chat_id: int, user_id: int) -> bool:
         """Whether the user belongs to the group (True when Telegram cannot say)."""
-        try:
-            member = await self.bot.get_chat_member(chat_id, user_id)
-        except Exception as exc:  # a Telegram error, or an answer PTB cannot read: let them in
-            logger.info("could not check membership of %s in %s: %s", user_id, chat_id, exc)
+        member = await self._chat_member(chat_id, user_id)
+        if member is None:
             return True
         if member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
             return False
         return bool(getattr(member, "is_member", True))  # a restricted member may have left
 
     async def _is_admin(self, chat_id: int, user_id: int) -> bool:
-        try:
-            member = await self.bot.get_chat_member(chat_id, user_id)
-        except TelegramError:
-            return False
-        return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+        member = await self._chat_member(chat_id, user_id)
+        return member is not None and member.status in (
+            ChatMemberStatus.OWNER,
+            ChatMemberStatus.ADMINISTRATOR,
+        )
 
     async def _note_player(self, person: Person, *, can_message: bool | None = None) -> Player:
         async with self.db.transaction() as tx:
