@@ -26,6 +26,7 @@ from telegram.request import BaseRequest
 from bot.config import Settings
 from bot.handlers import SERVICE_KEY, register
 from bot.i18n import Translator
+from bot.request import JsonRequest
 from bot.service import GameService
 from storage import Database, utcnow
 
@@ -68,8 +69,8 @@ def build_application(
         .post_stop(stop_services)
         .post_shutdown(stop_services)
     )
-    if request is not None:
-        builder = builder.request(request)
+    # PTB's default for the bot's calls (a pool of 256 connections), on the shorter path.
+    builder = builder.request(request or JsonRequest(connection_pool_size=256))
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     if rate_limiter:

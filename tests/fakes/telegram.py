@@ -46,6 +46,7 @@ from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
+from bot.request import JsonRequest
 from tests.fakes.html import HtmlParseError, parse_html, strip_text
 
 __all__ = [
@@ -590,9 +591,11 @@ class FakeTelegram:
     # -- wiring
 
     def request(self, **kwargs: Any) -> HTTPXRequest:
-        """A fresh PTB HTTPXRequest whose httpx client uses this fake as transport."""
+        """A fresh request object for the bot (its `JsonRequest`, a PTB `HTTPXRequest`) whose
+        httpx client uses this fake as transport. ``plain=True``: PTB's own HTTPXRequest."""
         httpx_kwargs = {"transport": self.transport, **kwargs.pop("httpx_kwargs", {})}
-        return HTTPXRequest(httpx_kwargs=httpx_kwargs, **kwargs)
+        cls = HTTPXRequest if kwargs.pop("plain", False) else JsonRequest
+        return cls(httpx_kwargs=httpx_kwargs, **kwargs)
 
     def bot(self) -> Bot:
         """A plain ``telegram.Bot`` wired to the fake (call ``await bot.initialize()``)."""
@@ -1047,8 +1050,13 @@ class FakeTelegram:
                     decoded = json.loads(body)
                 except ValueError as exc:
                     raise _ApiError(400, "Bad Request: can't parse JSON request") from exc
-                return {str(k): v for k, v in {**raw, **decoded}.items()}
-            if content_type.startswith("multipart/form-data"):
+                if not isinstance(decoded, dict):
+                    raise _ApiError(400, "Bad Request: can't parse JSON request")
+                # As the Bot API reads a JSON body: a string is the parameter's text, as in a
+                # form; any other value stands for its JSON text.
+                for key, value in decoded.items():
+                    raw[str(key)] = value if isinstance(value, str) else json.dumps(value)
+            elif content_type.startswith("multipart/form-data"):
                 raw.update(self._parse_multipart(content_type, body))
             else:
                 raw.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
