@@ -78,6 +78,9 @@ class _Open:
     byte_offset: int
 
 
+_SPECIAL = re.compile("[<&]")
+
+
 def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
@@ -150,10 +153,12 @@ def parse_html(source: str, *, strict: bool = True) -> tuple[str, list[dict[str,
                     f"Character '&' must be escaped as &amp; at byte offset "
                     f"{_byte_offset(source, i)} (strict fake check)"
                 )
-        if char != "<":
-            out.append(char)
-            out_len += utf16_len(char)
-            i += 1
+        if char != "<":  # plain text up to the next tag or entity, in one piece
+            special = _SPECIAL.search(source, i + 1)
+            end = special.start() if special else n
+            out.append(source[i:end])
+            out_len += utf16_len(out[-1])
+            i = end
             continue
 
         begin = i
