@@ -277,9 +277,14 @@ def table(
         status = ""
         if view.is_over:  # no roles any more: who went out, and the durak
             mark = "🃏" if p == durak else "✅"
-            status = tr.t(lang, "seat-durak") if p == durak else tr.t(lang, "seat-out")
-            if view.hand_counts[p]:
-                status = tr.t(lang, "cards-count", count=view.hand_counts[p]) + " · " + status
+            count = view.hand_counts[p]
+            if p == durak:
+                status = tr.t(lang, "seat-durak")
+            elif not count:
+                status = tr.t(lang, "seat-out")
+            if count:  # the durak's cards, or everyone's after a resign (R18)
+                count_text = tr.t(lang, "cards-count", count=count)
+                status = f"{count_text} · {status}" if status else count_text
         elif role == "out":
             status = tr.t(lang, "seat-out")
         else:

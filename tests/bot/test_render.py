@@ -14,7 +14,7 @@ import pytest
 from bot import render, stats_view
 from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
-from engine import Attack, Card, Defend, Game, RandomPlayer, Rules, Take
+from engine import Attack, Card, Defend, Game, RandomPlayer, Resign, Rules, Take
 from storage import LeaderboardRow
 from tests.fakes.html import parse_html
 
@@ -202,6 +202,14 @@ def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() 
     table = render.table(TR, "en", game.view(None), names=NAMES).text
     assert "🃏 Bob &amp; Co: 1 card · durak" in table and "takes" not in table
     assert "✅ Alice &lt;admin&gt;: out" in table
+
+
+def test_r18_after_a_resign_the_final_table_shows_nobody_else_out_who_still_holds_cards() -> None:
+    game = Game.from_position({"1": "6♠ 7♦", "2": "7♠ 8♦"}, trump="♥", attacker="1")
+    game.apply("1", Resign())
+    table = render.table(TR, "en", game.view(None), names=NAMES).text
+    assert "🃏 Alice &lt;admin&gt;: 2 cards · durak" in table
+    assert "✅ Bob &amp; Co: 2 cards\n" in table and "Co: 2 cards · out" not in table
 
 
 def test_r14_every_transfer_has_its_button_and_the_defender_is_told_of_them() -> None:
