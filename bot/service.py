@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 import weakref
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -78,6 +79,10 @@ class Person:
     @property
     def player_id(self) -> str:
         return str(self.user_id)
+
+
+_DEEP_LINK = re.compile(r"j([0-9]{1,12})")
+"""`/start j<game>`: the Join deep link's payload."""
 
 
 def _seated(record: GameRecord, person: Person) -> bool:
@@ -603,44 +608,55 @@ class GameService:
         """/start j<game> in the private chat: the deep link from Join."""
         player = await self._note_player(person, can_message=True)
         lang = player.language
-        game_id = int(payload[1:]) if payload[:1] == "j" and payload[1:].isdigit() else None
+        link = _DEEP_LINK.fullmatch(payload)  # game ids fit in 12 digits, as in callbacks
+        game_id = int(link[1]) if link else None
         chat_id = await self.chat_of_game(game_id) if game_id is not None else None
         if chat_id is None:
             await self.welcome(person=person)
             return
         async with self._locks[chat_id]:
             record = await self._load(chat_id)
-            if record is None or record.id != game_id or record.status != "lobby":
-                await self.out.send(
-                    person.user_id, render.Rendered(self.t(lang, "error-lobby-closed"))
-                )
+            if record is not None and record.id == game_id and record.status == "lobby":
+                await self._join_by_link(record, person, lang)
                 return
-            title = render.esc(str(record.meta.get("title", "")))
-            if any(s.user_id == person.user_id for s in record.lobby.seats):
-                await self.out.send(
-                    person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
-                )
-                return
-            if len(record.lobby.seats) >= record.rules.max_players:
-                await self.out.send(person.user_id, render.Rendered(self.t(lang, "lobby-full")))
-                return
-            invited = person.user_id in record.meta.get("invited", ())
-            if not invited and not await self._is_member(record.chat_id, person.user_id):
-                text = self.t(lang, "join-not-member", chat=title)
-                await self.out.send(person.user_id, render.Rendered(text))
-                return
-            self._seat(record, person, lang)
-            await self._save(record)
+            # The link's lobby is closed. Say what the player can do instead.
+            seated = record is not None and record.status == "running" and _seated(record, person)
+            keyboard = None
+            if record is not None and record.status == "lobby":  # a newer lobby is open
+                title = render.esc(str(record.meta.get("title", "")))
+                text = self.t(lang, "error-lobby-closed-newer", chat=title)
+            else:  # maybe their first message from the bot: how to play, too
+                text = self.t(lang, "error-lobby-closed") + "\n\n" + self.t(lang, "welcome")
+                keyboard = render.add_to_group_keyboard(self.tr, lang, self.bot_username)
+        if seated:  # the game started before they pressed Start: their cards
+            await self.resend_hand(person=person, chat_id=chat_id)
+            return
+        await self.out.send(person.user_id, render.Rendered(text, keyboard))
+
+    async def _join_by_link(self, record: GameRecord, person: Person, lang: str | None) -> None:
+        """/start j<game> for an open lobby (under its chat's lock): seat the player."""
+        title = render.esc(str(record.meta.get("title", "")))
+        if any(s.user_id == person.user_id for s in record.lobby.seats):
             await self.out.send(
                 person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
             )
-            await self._refresh_lobby(record)
-            await self.out.send(
-                record.chat_id,
-                render.Rendered(
-                    self.t(record.language, "group-joined", player=render.esc(person.name))
-                ),
-            )
+            return
+        if len(record.lobby.seats) >= record.rules.max_players:
+            await self.out.send(person.user_id, render.Rendered(self.t(lang, "lobby-full")))
+            return
+        invited = person.user_id in record.meta.get("invited", ())
+        if not invited and not await self._is_member(record.chat_id, person.user_id):
+            text = self.t(lang, "join-not-member", chat=title)
+            await self.out.send(person.user_id, render.Rendered(text))
+            return
+        self._seat(record, person, lang)
+        await self._save(record)
+        await self.out.send(
+            person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
+        )
+        await self._refresh_lobby(record)
+        joined = self.t(record.language, "group-joined", player=render.esc(person.name))
+        await self.out.send(record.chat_id, render.Rendered(joined))
 
     async def welcome(self, *, person: Person) -> None:
         """/start without a payload: how to play; also unblocks a player mid-game."""

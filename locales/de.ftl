@@ -190,6 +190,7 @@ error-stale = Diese Schaltfläche ist veraltet; hier ist deine aktuelle Hand.
 error-not-in-game = Du spielst in dieser Partie nicht mit.
 error-game-gone = Dieses Spiel ist vorbei.
 error-lobby-closed = Diese Lobby ist geschlossen.
+error-lobby-closed-newer = Diese Lobby ist geschlossen, aber in <b>{ $chat }</b> ist eine neue offen: Tippe dort auf „Mitspielen“.
 error-no-game = Hier läuft gerade kein Spiel.
 error-not-opener = Das dürfen nur der Spieler, der das Spiel eröffnet hat, und die Admins des Chats.
 error-unknown-button = Diese Schaltfläche kenne ich nicht.

@@ -190,6 +190,7 @@ error-stale = This button is out of date; here is your current hand.
 error-not-in-game = You are not playing in this game.
 error-game-gone = This game is over.
 error-lobby-closed = This lobby is closed.
+error-lobby-closed-newer = That lobby is closed, but a new one is open in <b>{ $chat }</b>: press “Join” there.
 error-no-game = There is no game running here.
 error-not-opener = Only the player who opened the game or a chat admin can do that.
 error-unknown-button = I don't know this button.

@@ -216,6 +216,7 @@ error-stale = Эта кнопка устарела — вот твои теку�
 error-not-in-game = Ты не участвуешь в этой игре.
 error-game-gone = Эта игра уже закончилась.
 error-lobby-closed = Это лобби закрыто.
+error-lobby-closed-newer = Это лобби закрыто, но в <b>{ $chat }</b> открыто новое: нажми там «Играть».
 error-no-game = Здесь сейчас нет игры.
 error-not-opener = Это может сделать только создатель игры или админ чата.
 error-unknown-button = Не знаю такой кнопки.

@@ -168,6 +168,60 @@ async def test_join_through_the_deep_link(harness: BotHarness) -> None:
     assert "Bob has a seat" in h.fake.last_message(group.id).text
 
 
+async def test_a_deep_link_with_a_forged_number_gets_the_welcome(harness: BotHarness) -> None:
+    h = harness
+    bob = h.user(2, "Bob")
+    await h.send(bob.start_private("j" + "9" * 30))  # beyond any database integer
+    assert "Add me to a group" in h.fake.last_message(bob.id).text
+
+
+async def _join_link(h: BotHarness, group: FakeGroup, opener: FakeUser, user: FakeUser) -> str:
+    """/newgame by `opener`; `user` taps Join without having started the bot: the link."""
+    await h.send(opener.start_private())
+    await h.send(opener.send(group, "/newgame"))
+    tap = user.tap(h.lobby_message(group), "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.url is not None
+    return answer.url.split("start=")[1]
+
+
+async def test_an_old_deep_link_says_what_to_do_instead_of_only_closed(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-2010, "Club", admins={alice})
+    group.add(bob)
+    group.add(carol)
+    payload = await _join_link(h, group, alice, bob)
+    await h.send(alice.send(group, "/cancel"))
+    # The lobby is gone and nothing replaced it: closed, and how to play (a first message).
+    await h.send(bob.start_private(payload))
+    text = h.fake.last_message(bob.id).text
+    assert "This lobby is closed." in text and "/newgame" in text
+    # A newer lobby is open: the old link points to it.
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(carol.start_private(payload))
+    assert "a new one is open in Club" in h.fake.last_message(carol.id).text
+    assert "Carol" not in h.lobby_message(group).text  # not seated by the old link
+
+
+async def test_an_old_deep_link_of_a_started_game_brings_a_seated_player_their_cards(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-2011, "Club", admins={alice})
+    group.add(bob)
+    payload = await _join_link(h, group, alice, bob)
+    await h.send(bob.start_private(payload))  # seated
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    first_hand = h.hand_message(bob)
+    await h.send(bob.start_private(payload))  # the same link, once more
+    hand = h.hand_message(bob)
+    assert hand.message_id != first_hand.message_id and hand.buttons
+    assert "closed" not in h.fake.last_message(bob.id).text
+
+
 async def test_second_newgame_points_to_the_open_lobby(harness: BotHarness) -> None:
     h = harness
     alice = h.user(1, "Alice")
