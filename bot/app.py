@@ -43,7 +43,7 @@ GROUP_COMMANDS = (
     "kick",
     "help",
 )
-PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "cancel", "help")
+PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "rules", "leave", "cancel", "help")
 SCHEDULER_KEY = "scheduler"
 
 

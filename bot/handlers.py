@@ -313,17 +313,22 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 def register(application: Application) -> None:  # type: ignore[type-arg]
     """Wire the handlers, in this order: commands, buttons, membership, migration, errors."""
-    application.add_handler(CommandHandler("newgame", new_game))
-    application.add_handler(CommandHandler("start", start))
-    application.add_handler(CommandHandler("help", help_command))
-    application.add_handler(CommandHandler("rules", rules_command))
-    application.add_handler(CommandHandler("hand", hand_command))
-    application.add_handler(CommandHandler("leave", leave_command))
-    application.add_handler(CommandHandler("cancel", cancel_command))
-    application.add_handler(CommandHandler("settings", settings_command))
-    application.add_handler(CommandHandler("kick", kick_command))
-    application.add_handler(CommandHandler("stats", stats_command))
-    application.add_handler(CommandHandler("practice", practice_command))
+    commands = {
+        "newgame": new_game,
+        "start": start,
+        "help": help_command,
+        "rules": rules_command,
+        "hand": hand_command,
+        "leave": leave_command,
+        "cancel": cancel_command,
+        "settings": settings_command,
+        "kick": kick_command,
+        "stats": stats_command,
+        "practice": practice_command,
+    }
+    # New messages only: editing a sent command must not run it again.
+    for name, callback in commands.items():
+        application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))

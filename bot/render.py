@@ -143,7 +143,8 @@ def lobby(
     )
     lines = [
         f"<b>{tr.t(lang, 'lobby-title')}</b>",
-        tr.t(lang, "lobby-created", name=esc(opener)),
+        # Once closed, nobody is asked to press Join any more.
+        tr.t(lang, "lobby-opened-by" if closed else "lobby-created", name=esc(opener)),
         "",
         *rules_lines(tr, lang, rules),
         tr.t(lang, "rules-timeout", seconds=turn_timeout)

@@ -23,6 +23,7 @@ players-count =
 
 lobby-title = Durak: neues Spiel
 lobby-created = { $name } möchte Durak spielen. Tippe auf „Mitspielen“, um dich an den Tisch zu setzen.
+lobby-opened-by = Eröffnet von { $name }.
 lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich an den Tisch zu setzen.
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
@@ -181,7 +182,7 @@ welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich
 help-text =
     <b>Durak</b>
     <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
-    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Rangliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice hier gegen den Computer spielen.
+    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Rangliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
 

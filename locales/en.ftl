@@ -23,6 +23,7 @@ players-count =
 
 lobby-title = Durak: new game
 lobby-created = { $name } wants to play Durak. Press “Join” to take a seat.
+lobby-opened-by = Opened by { $name }.
 lobby-opener-join = { $name }, press “Join” to take your seat too.
 lobby-players = Players ({ $count }/{ $max }): { $names }
 lobby-nobody = nobody yet
@@ -181,7 +182,7 @@ welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group
 help-text =
     <b>Durak</b>
     <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (in transfer Durak) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
-    <b>Commands:</b> /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer, here.
+    <b>Commands:</b> /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
 
 ## Errors (callback toasts: plain text, under 200 characters)
 

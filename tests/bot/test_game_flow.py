@@ -590,12 +590,48 @@ async def test_rules_and_help_answer_in_the_callers_language(harness: BotHarness
     assert "/newgame" in h.fake.last_message(group.id).text
 
 
+async def test_editing_a_sent_command_does_not_run_it_again(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2030, "Club", admins={alice})
+    await h.send(alice.start_private())
+    sent = alice.send(group, "/newgame")
+    await h.send(sent)
+    before = len(h.fake.messages(group.id))
+    message = {**sent["message"], "edit_date": sent["message"]["date"] + 5}
+    await h.send({"update_id": sent["update_id"] + 10_000, "edited_message": message})
+    assert len(h.fake.messages(group.id)) == before  # no "a game is already being set up"
+
+
+async def test_a_closed_lobby_asks_nobody_to_join(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2031, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    lobby = h.fake.message(group.id, h.service._live[group.id].lobby.message_id or 0)
+    assert lobby.buttons == [] and "Alice, Bob" in lobby.text
+    assert "Join" not in lobby.text and "Opened by Alice." in lobby.text
+
+
+async def test_help_in_a_group_sends_practice_to_the_private_chat(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2032, "Club", admins={alice})
+    await h.send(alice.send(group, "/help"))
+    text = h.fake.last_message(group.id).text
+    assert "/practice play against the computer (in our private chat)" in text
+
+
 async def test_command_menus_are_registered_per_scope_and_language(harness: BotHarness) -> None:
     h = harness
     group_menu = h.fake.commands({"type": "all_group_chats"})
     private_menu = h.fake.commands({"type": "all_private_chats"})
     assert "newgame" in {c["command"] for c in group_menu}
     assert "newgame" not in {c["command"] for c in private_menu}
+    # Everything that works in private is in its menu.
+    assert {"start", "practice", "hand", "rules", "leave", "stats", "help"} <= {
+        c["command"] for c in private_menu
+    }
     russian = h.fake.commands({"type": "all_group_chats"}, "ru")
     assert russian and russian != group_menu
 
