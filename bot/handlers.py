@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 import logging
 import traceback
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from telegram import CallbackQuery, Chat, Update, User
 from telegram.constants import ChatMemberStatus, ChatType, ParseMode
@@ -40,6 +42,8 @@ from storage import Conflict, StorageError
 logger = logging.getLogger(__name__)
 
 SERVICE_KEY = "service"
+
+Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
 
 
 def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
@@ -273,14 +277,21 @@ async def _dispatch(
         )
 
 
+_OUTSIDE = (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
+
+
 async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """The bot's own membership changed: removed from a group ends its game."""
+    """The bot's own membership changed: removed from a group ends its game; added to one,
+    it says how to start."""
     change = update.my_chat_member
-    if change is None:
+    if change is None or not _is_group(change.chat):
         return
-    gone = change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
-    if gone and _is_group(change.chat):
+    if change.new_chat_member.status in _OUTSIDE:
         await service_of(context).bot_removed(chat_id=change.chat.id)
+    elif change.old_chat_member.status in _OUTSIDE:
+        await service_of(context).bot_added(
+            chat_id=change.chat.id, person=person_of(change.from_user)
+        )
 
 
 async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -311,9 +322,23 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         logger.exception("could not report the error to the operator chat")
 
 
+def _as_oneself(callback: Callback) -> Callback:
+    """Refuse a command sent in a group as the group (an anonymous admin) or as a channel:
+    Telegram then names a stand-in account as the sender, so the bot cannot tell who it is."""
+
+    async def command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.effective_message
+        if message is not None and message.sender_chat is not None and _is_group(message.chat):
+            await _reply(update, context, "error-anonymous")
+            return
+        await callback(update, context)
+
+    return command
+
+
 def register(application: Application) -> None:  # type: ignore[type-arg]
     """Wire the handlers, in this order: commands, buttons, membership, migration, errors."""
-    commands = {
+    commands: dict[str, Callback] = {
         "newgame": new_game,
         "start": start,
         "help": help_command,
@@ -328,6 +353,8 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     }
     # New messages only: editing a sent command must not run it again.
     for name, callback in commands.items():
+        if name not in ("help", "rules"):  # these two need not know who asks
+            callback = _as_oneself(callback)
         application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))

@@ -1493,6 +1493,19 @@ class GameService:
             lang = self.lang_of(record, seat.player_id)
             await self.out.close_keyboard(seat.user_id, mid, render.Rendered(self.t(lang, key)))
 
+    async def bot_added(self, *, chat_id: int, person: Person) -> None:
+        """The bot was added to a group: say how to start a game, in the chat's language (at
+        first the language of whoever added it). Nothing while a game of it is open there."""
+        async with self._locks[chat_id]:
+            record = await self._load(chat_id)
+            if record is not None and record.status in ("lobby", "running"):
+                return
+        lang = await self.chat_language(chat_id, person.language)
+        try:
+            await self.out.send(chat_id, render.Rendered(self.t(lang, "group-hello")))
+        except (Blocked, TelegramError) as exc:  # e.g. added without the right to post
+            logger.info("could not greet chat %s: %s", chat_id, exc)
+
     async def bot_removed(self, *, chat_id: int) -> None:
         """The bot was removed from a group: its game ends without a result."""
         async with self._locks[chat_id]:

@@ -179,6 +179,7 @@ result-bouts =
 
 leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
 welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe.
+group-hello = Hallo! Ich leite hier Partien <b>Durak</b>. Sende /newgame, um eine zu eröffnen: Wer mitspielen will, tippt auf „Mitspielen“, und ich schicke jedem seine Karten privat. /help erklärt den Rest.
 help-text =
     <b>Durak</b>
     <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
@@ -192,6 +193,7 @@ error-not-in-game = Du spielst in dieser Partie nicht mit.
 error-game-gone = Dieses Spiel ist vorbei.
 error-lobby-closed = Diese Lobby ist geschlossen.
 error-lobby-closed-newer = Diese Lobby ist geschlossen, aber in <b>{ $chat }</b> ist eine neue offen: Tippe dort auf „Mitspielen“.
+error-anonymous = Du schreibst als Gruppe oder als Kanal, daher weiß ich nicht, wer du bist. Schreibe als du selbst, um zu spielen oder ein Spiel zu verwalten.
 error-no-game = Hier läuft gerade kein Spiel.
 error-not-opener = Das dürfen nur der Spieler, der das Spiel eröffnet hat, und die Admins des Chats.
 error-unknown-button = Diese Schaltfläche kenne ich nicht.

@@ -179,6 +179,7 @@ result-bouts =
 
 leave-confirm = { $player }, do you really want to give up? You will be the durak.
 welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group.
+group-hello = Hello! I run games of <b>Durak</b> here. Send /newgame to open one: everyone who wants to play taps “Join”, and I send each player their cards in private. /help explains the rest.
 help-text =
     <b>Durak</b>
     <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (in transfer Durak) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
@@ -192,6 +193,7 @@ error-not-in-game = You are not playing in this game.
 error-game-gone = This game is over.
 error-lobby-closed = This lobby is closed.
 error-lobby-closed-newer = That lobby is closed, but a new one is open in <b>{ $chat }</b>: press “Join” there.
+error-anonymous = You are posting as the group or a channel, so I can't tell who you are. Post as yourself to play or to manage a game.
 error-no-game = There is no game running here.
 error-not-opener = Only the player who opened the game or a chat admin can do that.
 error-unknown-button = I don't know this button.

@@ -622,6 +622,40 @@ async def test_help_in_a_group_sends_practice_to_the_private_chat(harness: BotHa
     assert "/practice play against the computer (in our private chat)" in text
 
 
+async def test_a_bot_added_to_a_group_says_how_to_start_once(harness: BotHarness) -> None:
+    h = harness
+    anna = h.user(1, "Anna", "de")
+    group = h.fake.group(-2033, "Stammtisch", admins={anna})
+    group.bot_status = "left"
+    await h.send(group.add_bot(by=anna))
+    hello = h.fake.last_message(group.id)
+    assert "Sende /newgame" in hello.text  # in the language of whoever added the bot
+    await h.send(group.add_bot(by=anna, admin=True))  # promoted: no second greeting
+    assert h.fake.last_message(group.id).message_id == hello.message_id
+
+
+async def test_commands_sent_as_the_group_are_refused_as_anonymous(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2034, "Club", admins={alice})
+    for command in ("/newgame", "/cancel", "/stats"):
+        update = alice.send(group, command)
+        # What Telegram sends for an anonymous admin: the group as sender_chat, a stand-in
+        # account as the sender.
+        update["message"]["sender_chat"] = group.chat_dict()
+        update["message"]["from"] = {
+            "id": 1087968824,
+            "is_bot": True,
+            "first_name": "Group",
+            "username": "GroupAnonymousBot",
+        }
+        await h.send(update)
+        assert "can't tell who you are" in h.fake.last_message(group.id).text
+    assert h.service._live.get(group.id) is None  # no lobby opened by "Group"
+    await h.send(alice.send(group, "/help"))  # help needs nobody's name
+    assert "/newgame" in h.fake.last_message(group.id).text
+
+
 async def test_command_menus_are_registered_per_scope_and_language(harness: BotHarness) -> None:
     h = harness
     group_menu = h.fake.commands({"type": "all_group_chats"})
