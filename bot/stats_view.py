@@ -38,10 +38,20 @@ def _line(tr: Translator, lang: str, rank: int | None, row: LeaderboardRow) -> s
         name = esc(computer_name(tr, lang, row.player_id) or row.name) + " 🤖"
     else:
         name = esc(row.name)
+    if rank is None:  # too few games: a rating this early says nothing yet
+        return tr.t(
+            lang,
+            "stats-line-unranked",
+            name=name,
+            games=row.games,
+            min=MIN_RANKED_GAMES,
+            durak=row.durak_count,
+            rate=_percent(row.durak_rate, lang),
+        )
     return tr.t(
         lang,
         "stats-line",
-        rank=str(rank) if rank is not None else "–",
+        rank=str(rank),
         name=name,
         rating=_rating(row.rating, lang),
         games=row.games,

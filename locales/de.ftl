@@ -279,6 +279,7 @@ stats-line = { $rank }. { $name }: { $rating } · { $games ->
         [one] { $games } Spiel
        *[other] { $games } Spiele
     } · Durak { $durak } ({ $rate }) · Serie { $streak }
+stats-line-unranked = { $name }: noch nicht in der Wertung, { $games } von { $min } Spielen · Durak { $durak } ({ $rate })
 stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
         [one] { $min } abgeschlossenes Spiel
        *[other] { $min } abgeschlossene Spiele

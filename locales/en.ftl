@@ -279,6 +279,7 @@ stats-line = { $rank }. { $name }: { $rating } · { $games ->
         [one] { $games } game
        *[other] { $games } games
     } · durak { $durak } ({ $rate }) · streak { $streak }
+stats-line-unranked = { $name }: not ranked yet, { $games } of { $min } games · durak { $durak } ({ $rate })
 stats-empty = Nobody is ranked yet: it takes { $min } finished games.
 stats-footer = Rating: openskill (Plackett–Luce), μ − 3σ. Ranked from { $min } games on.
 stats-computer-mark = 🤖 computer player

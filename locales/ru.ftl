@@ -307,6 +307,7 @@ stats-line = { $rank }. { $name }: { $rating } · { $games ->
         [many] { $games } игр
        *[other] { $games } игры
     } · в дураках { $durak } ({ $rate }) · серия { $streak }
+stats-line-unranked = { $name }: пока без рейтинга, сыграно { $games } из { $min } · в дураках { $durak } ({ $rate })
 stats-empty = В рейтинге пока никого нет: для этого нужно доиграть { $min ->
         [one] { $min } игру
         [few] { $min } игры
