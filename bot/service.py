@@ -1096,6 +1096,11 @@ class GameService:
     async def practice_command(self, *, person: Person) -> None:
         """/practice in a private chat: choose opponents."""
         player = await self._note_player(person, can_message=True)
+        current = await self._peek(person.user_id)
+        if current is not None and current.status in ("lobby", "running"):  # one at a time
+            text = self.t(player.language, "practice-running")
+            await self.out.send(person.user_id, render.Rendered(text))
+            return
         await self.out.send(person.user_id, render.practice_menu(self.tr, player.language, LEVELS))
 
     async def start_practice(

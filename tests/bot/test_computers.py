@@ -113,6 +113,17 @@ async def test_practice_game_to_the_end_is_kept_out_of_leaderboards(harness: Bot
         assert await tx.results.leaderboard(chat_id=None, min_games=0) == []
 
 
+async def test_practice_during_a_practice_game_says_so_at_once(harness: BotHarness) -> None:
+    h = harness
+    solo = h.user(7, "Solo")
+    await start_practice(h, solo)
+    await h.send(solo.send_private("/practice"))
+    reply = h.fake.last_message(solo.id)
+    assert "already playing a practice game" in reply.text and reply.buttons == []
+    await h.send(solo.send(h.fake.group(-4100, "Club"), "/practice"))  # elsewhere: unchanged
+    assert "private chat" in h.fake.last_message(-4100).text
+
+
 async def test_restart_while_a_computer_is_thinking(harness: BotHarness) -> None:
     h = harness
     h.settings = make_settings(h.db_path, computer_delay=30)
