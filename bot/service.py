@@ -1488,7 +1488,9 @@ class GameService:
                 await self._close_hands(record, "hand-cancelled")
                 # The table's last state, without "waiting for" or the button to the hand.
                 await self._publish_table_now(record, closed=self.t(lang, "hand-cancelled"))
-            await self.out.send(chat_id, render.Rendered(self.t(lang, "game-cancelled")))
+            # A lobby has no result to speak of: the lobby's own words, under the /cancel.
+            key = "lobby-cancelled" if was_lobby else "game-cancelled"
+            await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
 
     async def _close_hands(self, record: GameRecord, key: str) -> None:
         for seat in record.lobby.seats:

@@ -480,6 +480,22 @@ async def test_leave_asks_to_confirm_then_the_player_is_the_durak(harness: BotHa
     assert {p.player_id: p.result for p in result.participants}[str(bob.id)] == "resigned"
 
 
+async def test_cancelling_a_lobby_answers_in_the_lobbys_words(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-2035, "Club", admins={alice})
+    await h.send(alice.start_private())
+    command = alice.send(group, "/newgame")
+    await h.send(command)
+    lobby = h.lobby_message(group)
+    cancel = alice.send(group, "/cancel")
+    await h.send(cancel)
+    reply = h.fake.last_message(group.id)
+    assert reply.text == "This lobby was cancelled."  # not "no result is recorded"
+    assert reply.reply_to_message_id == cancel["message"]["message_id"]
+    assert "This lobby was cancelled." in h.fake.message(group.id, lobby.message_id).text
+
+
 async def test_cancel_by_opener_stores_no_result(harness: BotHarness) -> None:
     h = harness
     alice, bob = make_players(h, 2)
