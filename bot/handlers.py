@@ -280,6 +280,11 @@ async def _dispatch(
 _OUTSIDE = (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
+async def private_other(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A private message that is no command of ours: say what the bot understands."""
+    await _reply(update, context, "private-unknown")
+
+
 async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The bot's own membership changed: removed from a group ends its game; added to one,
     it says how to start."""
@@ -356,6 +361,12 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
         if name not in ("help", "rules"):  # these two need not know who asks
             callback = _as_oneself(callback)
         application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
+    # Anything else in private (text, an unknown command): what the bot understands.
+    application.add_handler(
+        MessageHandler(
+            filters.ChatType.PRIVATE & filters.UpdateType.MESSAGE & filters.TEXT, private_other
+        )
+    )
     application.add_handler(CallbackQueryHandler(button))
     application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))

@@ -178,7 +178,8 @@ result-bouts =
 ## /leave, /start, /help
 
 leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
-welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe.
+welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe. Um hier gegen den Computer zu spielen, sende /practice.
+private-unknown = Ich verstehe nur Befehle: /help listet sie auf, und /practice startet hier ein Spiel gegen den Computer.
 group-hello = Hallo! Ich leite hier Partien <b>Durak</b>. Sende /newgame, um eine zu eröffnen: Wer mitspielen will, tippt auf „Mitspielen“, und ich schicke jedem seine Karten privat. /help erklärt den Rest.
 help-text =
     <b>Durak</b>

@@ -178,7 +178,8 @@ result-bouts =
 ## /leave, /start, /help
 
 leave-confirm = { $player }, do you really want to give up? You will be the durak.
-welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group.
+welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group. To play against the computer right here, send /practice.
+private-unknown = I only understand commands: /help lists them, and /practice starts a game against the computer right here.
 group-hello = Hello! I run games of <b>Durak</b> here. Send /newgame to open one: everyone who wants to play taps “Join”, and I send each player their cards in private. /help explains the rest.
 help-text =
     <b>Durak</b>

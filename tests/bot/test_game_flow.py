@@ -672,6 +672,22 @@ async def test_commands_sent_as_the_group_are_refused_as_anonymous(harness: BotH
     assert "/newgame" in h.fake.last_message(group.id).text
 
 
+async def test_other_private_messages_are_told_what_the_bot_understands(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice", "de")
+    await h.send(alice.start_private())
+    assert "/practice" in h.fake.last_message(alice.id).text  # the welcome mentions practice
+    for text in ("hallo", "/foo"):
+        await h.send(alice.send_private(text))
+        assert "Ich verstehe nur Befehle" in h.fake.last_message(alice.id).text
+    group = h.fake.group(-2036, "Club", admins={alice})
+    before = len(h.fake.messages(group.id))
+    await h.send(alice.send(group, "hallo"))  # the group's chatter is none of the bot's business
+    assert len(h.fake.messages(group.id)) == before
+
+
 async def test_command_menus_are_registered_per_scope_and_language(harness: BotHarness) -> None:
     h = harness
     group_menu = h.fake.commands({"type": "all_group_chats"})
