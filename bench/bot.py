@@ -128,7 +128,7 @@ class WallClockHarness(BotHarness):
         self.app = build_application(
             self.settings,
             request=self.fake.request(),
-            get_updates_request=self.fake.request(),
+            get_updates_request=self.fake.updates_request(),
             rate_limiter=False,
             clock=utcnow,
             seeds=self._next_seed,

@@ -1,42 +1,67 @@
-"""The HTTP request object every Bot API call of the bot goes through.
+"""The HTTP request object the bot's own Bot API calls go through.
 
 `JsonRequest` is python-telegram-bot's `HTTPXRequest` (the same httpx client: its connection
-pool, timeouts, and proxies from the environment) with a shorter path per call:
+pool, timeouts, headers, proxies, mounts and event hooks) with a shorter path per call:
 
 - the parameters go out as one JSON body (`RequestData.json_payload`), not URL-encoded. The Bot
   API takes a JSON body as it takes a form: a string value is read as the form's text, so
   `reply_markup` may stay the JSON text PTB and the outbox make of it;
 - the `httpx.Request` is built directly and handed to `AsyncClient.send`, which skips merging
-  the client's URL, headers and cookies into every call (`AsyncClient.request`).
+  the client's URL, headers and cookies into every call (`AsyncClient.request`); the client's
+  headers are merged once per client instead.
 
 URL-encoding quotes each byte of a keyboard's JSON in pure Python; with the merging it was
 about 60% of the bot's cost per call, and the bot makes three or four calls per move (see
-`bench/bot.py`). Calls that upload files take PTB's own path: multipart is what they need.
+`bench/bot.py`). Calls that upload files, and downloads (`retrieve`), take PTB's own path.
+Long polling (`getUpdates`, one call per poll) keeps PTB's own `HTTPXRequest`.
+
+Timeouts and the mapping of httpx's errors are PTB's; `tests/bot/test_request.py` checks them
+against `HTTPXRequest` itself, so that a new PTB release cannot make the two drift apart.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from telegram._utils.defaultvalue import DefaultValue
-from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
+if TYPE_CHECKING:
+    from telegram._utils.types import ODVInput
+
 _MAX_URLS = 256
 """Parsed URLs kept: one per Bot API method called, far fewer in practice."""
+
+_DEFAULT = type(BaseRequest.DEFAULT_NONE)
+"""PTB's "not given" marker type (`DefaultValue`): use the request's own setting."""
+
+_UNSUPPORTED = frozenset({"params", "cookies", "base_url"})
+"""Client settings `AsyncClient.send` does not apply to a request built outside the client."""
 
 
 class JsonRequest(HTTPXRequest):
     """`HTTPXRequest` sending JSON bodies through `AsyncClient.send` (see the module)."""
 
-    __slots__ = ("_headers", "_urls")
+    __slots__ = ("_headers", "_headers_of", "_urls")
 
     def __init__(self, **kwargs: Any) -> None:
+        unsupported = sorted(_UNSUPPORTED & set(kwargs.get("httpx_kwargs") or {}))
+        if unsupported:
+            raise ValueError(f"JsonRequest does not support httpx_kwargs {unsupported}")
         super().__init__(**kwargs)
         self._urls: dict[str, httpx.URL] = {}
-        self._headers = {"User-Agent": self.USER_AGENT, "Content-Type": "application/json"}
+        self._headers = httpx.Headers()
+        self._headers_of: httpx.AsyncClient | None = None  # the client they were merged from
+
+    def _headers_for(self, client: httpx.AsyncClient) -> httpx.Headers:
+        """The client's headers (PTB's path sends them too) with PTB's user agent and JSON."""
+        if self._headers_of is not client:  # a new client after shutdown and initialize
+            headers = httpx.Headers(client.headers)
+            headers["User-Agent"] = self.USER_AGENT
+            headers["Content-Type"] = "application/json"
+            self._headers, self._headers_of = headers, client
+        return self._headers
 
     async def do_request(
         self,
@@ -48,7 +73,7 @@ class JsonRequest(HTTPXRequest):
         connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
         pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        if request_data is None or request_data.contains_files:
+        if request_data is None or request_data.contains_files:  # downloads, uploads
             return await super().do_request(
                 url,
                 method,
@@ -64,11 +89,11 @@ class JsonRequest(HTTPXRequest):
         default = client.timeout  # the timeouts this request was built with, as PTB's path
         timeout = {
             "connect": default.connect
-            if isinstance(connect_timeout, DefaultValue)
+            if isinstance(connect_timeout, _DEFAULT)
             else connect_timeout,
-            "read": default.read if isinstance(read_timeout, DefaultValue) else read_timeout,
-            "write": default.write if isinstance(write_timeout, DefaultValue) else write_timeout,
-            "pool": default.pool if isinstance(pool_timeout, DefaultValue) else pool_timeout,
+            "read": default.read if isinstance(read_timeout, _DEFAULT) else read_timeout,
+            "write": default.write if isinstance(write_timeout, _DEFAULT) else write_timeout,
+            "pool": default.pool if isinstance(pool_timeout, _DEFAULT) else pool_timeout,
         }
         target = self._urls.get(url)
         if target is None:
@@ -78,7 +103,7 @@ class JsonRequest(HTTPXRequest):
         request = httpx.Request(
             method,
             target,
-            headers=self._headers,
+            headers=self._headers_for(client),
             content=request_data.json_payload,
             extensions={"timeout": timeout},
         )
@@ -90,7 +115,8 @@ class JsonRequest(HTTPXRequest):
                 raise TimedOut(
                     message=(
                         "Pool timeout: All connections in the connection pool are occupied. "
-                        "Request was *not* sent to Telegram."
+                        "Request was *not* sent to Telegram. Consider adjusting the connection "
+                        "pool size or the pool timeout."
                     )
                 ) from err
             raise TimedOut from err

@@ -48,7 +48,7 @@ def fake() -> FakeTelegram:
 
 @pytest.fixture
 async def bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
-    bot = Bot("123:TEST", request=fake.request(), get_updates_request=fake.request())
+    bot = Bot("123:TEST", request=fake.request(), get_updates_request=fake.updates_request())
     async with bot:  # initialize() -> getMe
         yield bot
 
@@ -85,7 +85,7 @@ async def test_no_network_outside_the_fake(fake: FakeTelegram) -> None:
 
 
 async def test_wrong_token_is_unauthorized(fake: FakeTelegram) -> None:
-    requests = (fake.request(), fake.request())
+    requests = (fake.request(), fake.updates_request())
     other = Bot("999:WRONG", request=requests[0], get_updates_request=requests[1])
     with pytest.raises(InvalidToken):
         await other.initialize()

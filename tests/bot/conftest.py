@@ -57,7 +57,7 @@ class BotHarness:
         self.app = build_application(
             self.settings,
             request=self.fake.request(),
-            get_updates_request=self.fake.request(),
+            get_updates_request=self.fake.updates_request(),
             rate_limiter=self.rate_limiter,
             clock=self.clock,
             seeds=self._next_seed,

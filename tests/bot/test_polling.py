@@ -23,7 +23,10 @@ async def test_long_polling_handles_updates_and_resumes_after_restart(tmp_path: 
 
     async def run_until_handled(*updates: dict[str, object]) -> None:
         app = build_application(
-            settings, request=fake.request(), get_updates_request=fake.request(), rate_limiter=False
+            settings,
+            request=fake.request(),
+            get_updates_request=fake.updates_request(),
+            rate_limiter=False,
         )
         handled = asyncio.Event()
         seen: list[int] = []

@@ -4,12 +4,13 @@ python-telegram-bot's timeouts and error mapping, and PTB's own path for files."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
-from telegram.request import RequestData
+from telegram.request import HTTPXRequest, RequestData
 
 from bot.app import build_application
 from bot.request import JsonRequest
@@ -50,7 +51,7 @@ def spy(fake: FakeTelegram) -> Spy:
 @pytest.fixture
 async def bot(fake: FakeTelegram, spy: Spy) -> AsyncIterator[Bot]:
     request = JsonRequest(httpx_kwargs={"transport": spy.transport}, read_timeout=3.0)
-    async with Bot(fake.token, request=request, get_updates_request=fake.request()) as bot:
+    async with Bot(fake.token, request=request, get_updates_request=fake.updates_request()) as bot:
         yield bot
 
 
@@ -137,8 +138,90 @@ async def test_a_shut_down_request_refuses_calls(fake: FakeTelegram) -> None:
         await request.post(f"https://api.telegram.org/bot{fake.token}/getMe", RequestData())
 
 
-def test_the_bot_uses_it_by_default_with_ptbs_connection_pool(tmp_path: object) -> None:
-    application = build_application(make_settings(f"sqlite:///{tmp_path}/db.sqlite3"))
-    request = application.bot.request
-    assert isinstance(request, JsonRequest)
-    assert request._client_kwargs["limits"].max_connections == 256
+def test_the_bot_uses_it_by_default_and_ptbs_own_for_long_polling(tmp_path: Path) -> None:
+    application = build_application(make_settings(tmp_path / "db.sqlite3"))
+    assert isinstance(application.bot.request, JsonRequest)
+    assert type(application.bot._request[0]) is HTTPXRequest  # PTB's (get_updates) request
+
+
+# ------------------------------------------------------------- the same as PTB's own path
+
+CALLS: list[dict[str, float | None]] = [
+    {},  # the request's own timeouts
+    {"read_timeout": 7.5, "connect_timeout": 1.5},
+    {"read_timeout": None, "write_timeout": None, "pool_timeout": None},  # None: no limit
+]
+
+
+async def _timeouts_sent(request_class: type[HTTPXRequest], fake: FakeTelegram) -> list[object]:
+    spy = Spy(fake)
+    request = request_class(
+        httpx_kwargs={"transport": spy.transport}, read_timeout=3.0, write_timeout=4.0
+    )
+    async with Bot(fake.token, request=request, get_updates_request=fake.updates_request()) as bot:
+        for timeouts in CALLS:
+            await bot.get_me(**timeouts)  # type: ignore[arg-type]
+    return [r.extensions["timeout"] for r in spy.requests]
+
+
+async def test_timeouts_reach_httpx_exactly_as_through_ptbs_own_request(
+    fake: FakeTelegram,
+) -> None:
+    ours = await _timeouts_sent(JsonRequest, fake)
+    assert ours == await _timeouts_sent(HTTPXRequest, fake)
+    assert len(ours) == 1 + len(CALLS)  # initialize's getMe first
+    assert ours[2]["read"] == 7.5 and ours[3]["read"] is None
+
+
+@pytest.mark.parametrize(
+    "error", [httpx.ReadTimeout("slow"), httpx.PoolTimeout("full"), httpx.ConnectError("no")]
+)
+async def test_httpx_errors_become_the_same_telegram_errors_as_through_ptb(
+    fake: FakeTelegram, error: httpx.HTTPError
+) -> None:
+    raised = []
+    for request_class in (JsonRequest, HTTPXRequest):
+        spy = Spy(fake)
+        request = request_class(httpx_kwargs={"transport": spy.transport})
+        await request.initialize()
+        spy.error = error
+        with pytest.raises(NetworkError) as caught:
+            await request.post(f"https://api.telegram.org/bot{fake.token}/getMe", RequestData())
+        raised.append((type(caught.value), str(caught.value)))
+        await request.shutdown()
+    assert raised[0] == raised[1]
+
+
+async def test_the_clients_headers_and_event_hooks_apply_as_through_ptb(fake: FakeTelegram) -> None:
+    spy = Spy(fake)
+    hooked: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        hooked.append(request.url.path.rsplit("/", 1)[-1])
+
+    request = JsonRequest(
+        httpx_kwargs={
+            "transport": spy.transport,
+            "headers": {"X-Proxy-Auth": "secret"},
+            "event_hooks": {"request": [hook]},
+        }
+    )
+    async with Bot(fake.token, request=request, get_updates_request=fake.updates_request()):
+        pass  # initialize: getMe
+    sent = spy.last.headers
+    assert sent["x-proxy-auth"] == "secret" and "gzip" in sent["accept-encoding"]
+    assert sent["user-agent"] == JsonRequest.USER_AGENT
+    assert hooked == ["getMe"]
+
+
+def test_client_settings_it_cannot_apply_are_refused() -> None:
+    with pytest.raises(ValueError, match="cookies"):
+        JsonRequest(httpx_kwargs={"cookies": {"a": "b"}})
+
+
+async def test_a_download_takes_ptbs_own_path() -> None:
+    files = httpx.MockTransport(lambda request: httpx.Response(200, content=b"file"))
+    request = JsonRequest(httpx_kwargs={"transport": files})
+    await request.initialize()
+    assert await request.retrieve("https://api.telegram.org/file/bot1:x/doc.txt") == b"file"
+    await request.shutdown()

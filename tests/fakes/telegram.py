@@ -9,7 +9,7 @@ talks to https://api.telegram.org (same URLs, same form encoding, same error han
         Application.builder()
         .token(fake.token)                 # "123:TEST"
         .request(fake.request())
-        .get_updates_request(fake.request())
+        .get_updates_request(fake.updates_request())
         .build()
     )
     alice = fake.user(1, "Alice")
@@ -293,6 +293,10 @@ class _Injected:
 
 
 # --------------------------------------------------------------------------- people
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _user_ref(user: FakeUser | int) -> int:
@@ -597,9 +601,13 @@ class FakeTelegram:
         cls = HTTPXRequest if kwargs.pop("plain", False) else JsonRequest
         return cls(httpx_kwargs=httpx_kwargs, **kwargs)
 
+    def updates_request(self) -> HTTPXRequest:
+        """The request object for long polling: PTB's own, as the bot uses in production."""
+        return self.request(plain=True)
+
     def bot(self) -> Bot:
         """A plain ``telegram.Bot`` wired to the fake (call ``await bot.initialize()``)."""
-        return Bot(self.token, request=self.request(), get_updates_request=self.request())
+        return Bot(self.token, request=self.request(), get_updates_request=self.updates_request())
 
     def make_application(
         self,
@@ -613,7 +621,7 @@ class FakeTelegram:
             Application.builder()
             .token(self.token)
             .request(self.request())
-            .get_updates_request(self.request())
+            .get_updates_request(self.updates_request())
         )
         if builder_hook is not None:
             returned = builder_hook(builder)
@@ -1046,12 +1054,12 @@ class FakeTelegram:
         body = request.content
         if body:
             if content_type.startswith("application/json"):
-                try:
-                    decoded = json.loads(body)
+                try:  # strict JSON: no NaN or Infinity
+                    decoded = json.loads(body, parse_constant=_no_constant)
                 except ValueError as exc:
                     raise _ApiError(400, "Bad Request: can't parse JSON request") from exc
                 if not isinstance(decoded, dict):
-                    raise _ApiError(400, "Bad Request: can't parse JSON request")
+                    raise _ApiError(400, "Bad Request: JSON object expected")
                 # As the Bot API reads a JSON body: a string is the parameter's text, as in a
                 # form; any other value stands for its JSON text.
                 for key, value in decoded.items():
