@@ -521,6 +521,7 @@ class GameService:
                 await self._save(record)
                 await self.out.answer(query, self.t(lang, "lobby-cancelled"))
                 await self._refresh_lobby(record, closed="lobby-cancelled")
+                await self._tell_seated(record, "private-lobby-cancelled", but=person.user_id)
             elif data.op == "remove":  # the computer seated last
                 if not await self._may_manage(record, person):
                     await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
@@ -1484,6 +1485,7 @@ class GameService:
             await self._save(record)
             if was_lobby:
                 await self._refresh_lobby(record, closed="lobby-cancelled")
+                await self._tell_seated(record, "private-lobby-cancelled", but=person.user_id)
             else:
                 await self._close_hands(record, "hand-cancelled")
                 # The table's last state, without "waiting for" or the button to the hand.
@@ -1491,6 +1493,19 @@ class GameService:
             # A lobby has no result to speak of: the lobby's own words, under the /cancel.
             key = "lobby-cancelled" if was_lobby else "game-cancelled"
             await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
+
+    async def _tell_seated(self, record: GameRecord, key: str, *, but: int | None = None) -> None:
+        """A lobby closed before its game started: tell the people seated in it (but the one
+        who closed it), whom Join told that their cards would come in private."""
+        title = render.esc(str(record.meta.get("title", "")))
+        for seat in record.lobby.seats:
+            if seat.user_id is None or seat.user_id == but:
+                continue
+            text = self.t(self.lang_of(record, seat.player_id), key, chat=title)
+            try:
+                await self.out.send(seat.user_id, render.Rendered(text))
+            except (Blocked, TelegramError) as exc:
+                logger.info("could not tell user %s of the closed lobby: %s", seat.user_id, exc)
 
     async def _close_hands(self, record: GameRecord, key: str) -> None:
         for seat in record.lobby.seats:
@@ -1938,6 +1953,7 @@ class GameService:
                 record.deadline = None
                 await self._save(record)
                 await self._refresh_lobby(record, closed="lobby-expired")
+                await self._tell_seated(record, "private-lobby-expired")
                 return
             game = record.game
             assert game is not None

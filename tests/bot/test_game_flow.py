@@ -403,6 +403,26 @@ async def test_lobby_expires(harness: BotHarness) -> None:
     assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
 
 
+async def test_people_seated_in_a_lobby_hear_in_private_that_it_closed(harness: BotHarness) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob", "de"), h.user(3, "Carol")
+    group = h.fake.group(-2037, "Club", admins={alice})
+    for user in (alice, bob, carol):
+        await h.send(user.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    h.clock.advance(601)
+    assert await h.service.run_due() == 1  # expired
+    assert "nicht begonnen" in h.fake.last_message(bob.id).text  # in his language
+    assert "did not start" in h.fake.last_message(alice.id).text
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(carol.tap(h.lobby_message(group), "Join"))
+    before = len(h.fake.messages(alice.id))
+    await h.send(alice.send(group, "/cancel"))
+    assert "was cancelled before it started" in h.fake.last_message(carol.id).text
+    assert len(h.fake.messages(alice.id)) == before  # who cancelled knows
+
+
 async def test_blocked_player_is_named_in_the_group_and_times_out(harness: BotHarness) -> None:
     h = harness
     alice, bob = make_players(h, 2)
