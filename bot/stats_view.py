@@ -105,7 +105,9 @@ def _record_lines(tr: Translator, lang: str, record: PlayerRecord) -> list[str]:
         tr.t(
             lang,
             "stats-record",
-            rating=_rating(record.rating, lang),
+            rating=_rating(record.rating, lang)
+            if record.games >= MIN_RANKED_GAMES
+            else tr.t(lang, "stats-rating-pending", min=MIN_RANKED_GAMES),
             games=record.games,
             won=record.won,
             durak=record.durak_count,

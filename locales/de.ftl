@@ -299,6 +299,7 @@ stats-record = Rating { $rating } · { $games ->
        *[other] { $games } Spiele
     } · gewonnen { $won } · Durak { $durak } ({ $rate }) · Serie { $streak }
 stats-no-games = Noch keine abgeschlossenen Spiele.
+stats-rating-pending = – (ab { $min } Spielen)
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)
 cmd-kick = Spieler entfernen (als Antwort, Admins)

@@ -293,6 +293,7 @@ stats-record = Rating { $rating } · { $games ->
        *[other] { $games } games
     } · won { $won } · durak { $durak } ({ $rate }) · streak { $streak }
 stats-no-games = No finished games yet.
+stats-rating-pending = – (from { $min } games on)
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)
 cmd-kick = Remove a player (reply, admins)

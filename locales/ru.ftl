@@ -333,6 +333,7 @@ stats-record = Рейтинг { $rating } · { $games ->
        *[other] { $games } игры
     } · побед { $won } · в дураках { $durak } ({ $rate }) · серия { $streak }
 stats-no-games = Пока нет доигранных игр.
+stats-rating-pending = – (после { $min } игр)
 cmd-stats = Таблица лидеров и статистика
 cmd-settings = Правила группы (админы)
 cmd-kick = Исключить игрока (ответом, админы)

@@ -70,6 +70,8 @@ async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
     card = h.fake.last_message(bob.id).text
     assert "Record of Bob" in card and "All groups" in card and "Club" in card
     assert "durak 1 (100%)" in card
+    # One game is too few for a rating (a negative μ − 3σ would only puzzle).
+    assert "Rating – (from 3 games on) · 1 game" in card and "Rating -" not in card
     said = alice.send(group, "good game")
     await h.send(said)
     await h.send(bob.send(group, "/stats", reply_to=said["message"]["message_id"]))
