@@ -228,3 +228,5 @@ async def test_r18_a_player_whose_time_ran_out_is_told_the_bot_moved_for_them(
     h.clock.advance(61)
     assert await h.service.run_due() == 1
     assert told in h.hand_message(opener).text  # with the card the bot played for them
+    # What a third timeout means (R18): the durak, not "out" (which is how one wins).
+    assert "at 3 you lose this game as the durak" in told
