@@ -113,12 +113,14 @@ async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         return
     service = service_of(context)
     user = update.effective_user
-    text = await service.rules_text(
+    texts = await service.rules_text(
         chat_id=chat.id,
         fallback_language=_lang(update),
         person=person_of(user) if user is not None else None,
     )
-    await message.reply_text(text, parse_mode=ParseMode.HTML)
+    # In private, the rules of each of the player's games: as many per message as fit.
+    for text in render.pack(texts if isinstance(texts, list) else [texts]):
+        await message.reply_text(text, parse_mode=ParseMode.HTML)
 
 
 def _lang(update: Update) -> str | None:

@@ -102,6 +102,18 @@ def rules_lines(tr: Translator, lang: str, rules: Rules) -> list[str]:
     return lines
 
 
+def pack(texts: Sequence[str], limit: int = 4000) -> list[str]:
+    """Join texts with a blank line between them into as few messages as Telegram takes
+    (4096 characters; `limit` counts the HTML source, which is never shorter)."""
+    messages: list[str] = []
+    for text in texts:
+        if messages and len(messages[-1]) + 2 + len(text) <= limit:
+            messages[-1] += "\n\n" + text
+        else:
+            messages.append(text)
+    return messages
+
+
 def rules_text(tr: Translator, lang: str, rules: Rules, turn_timeout: int) -> str:
     lines = [f"<b>{tr.t(lang, 'rules-title')}</b>", *rules_lines(tr, lang, rules)]
     if turn_timeout:

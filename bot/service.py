@@ -1389,7 +1389,7 @@ class GameService:
 
     async def rules_text(
         self, *, chat_id: int, fallback_language: str | None, person: Person | None = None
-    ) -> str:
+    ) -> str | list[str]:
         """/rules: the rules of the running game, or the chat's settings for the next one.
         In a private chat without a practice game: the rules of the person's group games."""
         record = await self._peek(chat_id)
@@ -1406,7 +1406,7 @@ class GameService:
                 for r in self._running_games_of(person)
             ]
             if texts:
-                return "\n\n".join(texts)
+                return texts
         async with self.db.transaction(readonly=True) as tx:
             settings = await tx.chats.get(chat_id=chat_id)
         lang = self.tr.normalize(settings.language or fallback_language)

@@ -413,6 +413,24 @@ async def test_rules_leave_and_cancel_in_private_speak_of_the_players_group_game
     assert live(h, group).move_number == 0  # and nothing happened to the game
 
 
+async def test_rules_in_private_of_many_games_come_in_messages_telegram_takes(
+    harness: BotHarness,
+) -> None:
+    """One message per game's rules would be noise; all in one went over 4096 characters
+    (and Telegram refused it: no answer at all) at about ten games."""
+    h = harness
+    alice, boris = h.user(1, "Alice"), h.user(2, "Boris", "de")
+    titles = [f"Stammtisch Nummer {i} der Freunde des gepflegten Kartenspiels" for i in range(14)]
+    for i, title in enumerate(titles):
+        await h.open_game(h.fake.group(-8100 - i, title, admins={alice}), [alice, boris])
+    before = len(h.fake.messages(boris.id))
+    await h.send(boris.send_private("/rules"))
+    answers = h.fake.messages(boris.id)[before:]
+    assert 1 < len(answers) < len(titles)
+    text = "\n".join(m.text for m in answers)
+    assert all(title in text for title in titles)
+
+
 async def test_an_edit_telegram_refuses_for_good_is_not_retried(harness: BotHarness) -> None:
     """A 400 (no right to write, a chat that is gone) would only repeat: no retry loop for
     the table or a hand. (python-telegram-bot makes BadRequest a kind of NetworkError.)"""
