@@ -99,6 +99,8 @@ def rules_lines(tr: Translator, lang: str, rules: Rules) -> list[str]:
             tr.t(lang, "rules-show-trump", value=yes if rules.transfer_by_showing_trump else no)
         )
     lines.append(tr.t(lang, "rules-trump-exchange", value=yes if rules.trump_exchange else no))
+    if rules.redeal_on_flush:  # R6: no /settings entry and off in every preset; named when on
+        lines.append(tr.t(lang, "rules-redeal", value=yes))
     return lines
 
 
