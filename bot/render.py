@@ -37,6 +37,7 @@ from engine import (
     Resign,
     Rules,
     ShowTrump,
+    Suit,
     Take,
     Transfer,
 )
@@ -469,17 +470,34 @@ def hand(
         )
         return Rendered("\n".join(lines), Keyboard(rows))
     playable = playable_cards(view.legal)
-    cards = [
-        Button(_card_label(c, c in playable), callback_data=encode_move(game_id, move, CardTap(c)))
-        for c in view.hand
-    ]
-    rows = [cards[i : i + CARDS_PER_ROW] for i in range(0, len(cards), CARDS_PER_ROW)]
+    rows = _card_rows(
+        [
+            (c.suit, Button(_card_label(c, c in playable), encode_move(game_id, move, CardTap(c))))
+            for c in view.hand
+        ]
+    )
     actions = _action_buttons(tr, lang, view, game_id)
     if actions:
         rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
     if not view.hand:
         lines += ["", tr.t(lang, "hand-empty")]
     return Rendered("\n".join(lines), Keyboard(rows) if rows else None)
+
+
+def _card_rows(cards: Sequence[tuple[Suit, Button]]) -> list[list[Button]]:
+    """A hand's card buttons (in hand order: by suit, trumps last) as keyboard rows: up to
+    `CARDS_PER_ROW` a row; a bigger hand (a player who picked up) one suit a row, so that
+    a suit never breaks off in mid-row."""
+    if len(cards) <= CARDS_PER_ROW:
+        return [[button for _, button in cards]] if cards else []
+    rows: list[list[Button]] = []
+    suit: Suit | None = None
+    for card_suit, button in cards:
+        if card_suit != suit or len(rows[-1]) == CARDS_PER_ROW:
+            rows.append([])
+            suit = card_suit
+        rows[-1].append(button)
+    return rows
 
 
 def _hand_at_the_end(

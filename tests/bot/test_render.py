@@ -163,6 +163,26 @@ def _hand_of(game: Game, player: str, lang: str) -> tuple[str, list[str]]:
     return rendered.text, [b.text for row in rendered.keyboard.inline_keyboard for b in row]
 
 
+def test_a_big_hand_is_laid_out_one_suit_a_row() -> None:
+    small = Game.from_position({"1": "6♠ 7♠ 8♦ 9♦ 10♣ 7♥", "2": "6♦"}, trump="A♥", attacker="1")
+    rendered = render.hand(TR, "en", small.view("1"), game_id=1, names=NAMES, chat_title="x")
+    assert rendered.keyboard is not None
+    assert len(rendered.keyboard.inline_keyboard[0]) == 6  # six cards: one row
+    big = Game.from_position(
+        {"1": "6♠ 7♠ 8♠ 6♦ 7♦ 8♦ 9♦ 10♦ J♦ Q♦ K♦ 7♥ 8♥", "2": "6♣"}, trump="A♥", attacker="1"
+    )
+    rendered = render.hand(TR, "en", big.view("1"), game_id=1, names=NAMES, chat_title="x")
+    assert rendered.keyboard is not None
+    rows = [[b.text.strip("·") for b in row] for row in rendered.keyboard.inline_keyboard]
+    assert rows[:4] == [
+        ["6♦", "7♦", "8♦", "9♦", "10♦", "J♦"],  # a long suit wraps at six
+        ["Q♦", "K♦"],
+        ["6♠", "7♠", "8♠"],
+        ["7♥", "8♥"],  # trumps last, on their own
+    ]
+    check_fits_telegram(rendered)
+
+
 def test_r9_an_attacker_is_told_of_done_only_when_done_is_offered() -> None:
     game = Game.from_position(
         {"1": "6♠ 6♥ 9♣", "2": "7♠ 8♦ 10♦ J♦", "3": "10♣ J♣ Q♣ K♣"}, trump="A♥", attacker="1"
