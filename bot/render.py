@@ -599,13 +599,18 @@ def add_to_group_keyboard(tr: Translator, lang: str | None, bot_username: str) -
     )
 
 
+def _short(name: str, limit: int = 32) -> str:
+    """A name for a button label (plain text, which a phone cuts off early)."""
+    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
+
+
 def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
     """/kick: an admin confirms removing a player from the running game (R18)."""
     keyboard = Keyboard(
         [
             [
                 Button(
-                    tr.t(lang, "button-kick", player=name),
+                    tr.t(lang, "button-kick", player=_short(name)),
                     callback_data=encode_kick(game_id, user_id),
                 )
             ]

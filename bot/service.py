@@ -1810,6 +1810,12 @@ class GameService:
             await self._after_moves(record, [(player_id, events)])
             await self.out.answer(query)
             await self._render_after(record)
+            confirm = query.message if query is not None else None
+            if confirm is not None:  # the /kick or /leave question: answered, no more buttons
+                name = render.esc(self.names(record, record.language).get(player_id, player_id))
+                key = "log-resign" if why == "resigned" else "log-kicked"
+                done = render.Rendered(self.t(record.language, key, player=name))
+                await self.out.close_keyboard(confirm.chat.id, confirm.message_id, done)
 
     async def member_left(self, *, chat_id: int, user_id: int) -> None:
         """A player who leaves the group during a game is treated as resigned; one seated in

@@ -498,6 +498,8 @@ async def test_leave_asks_to_confirm_then_the_player_is_the_durak(harness: BotHa
     result = await stored_result(h, group)
     assert result.durak == str(bob.id)
     assert {p.player_id: p.result for p in result.participants}[str(bob.id)] == "resigned"
+    confirm = h.fake.message(group.id, confirm.message_id)
+    assert confirm.buttons == [] and confirm.text == "Bob gave up"
 
 
 async def test_cancelling_a_lobby_answers_in_the_lobbys_words(harness: BotHarness) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from bot import render
+from bot.i18n import Translator
 from engine import Game
 from storage import ChatSettings, Database
 from tests.bot.conftest import BotHarness
@@ -182,6 +184,16 @@ async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> Non
     assert "removed by an admin" in h.fake.last_message(group.id).text
     table = await h.table_of(group)
     assert "Bob was removed from the game" in table.text and "gave up" not in table.text
+    # The question is answered: it says so and offers its button no more.
+    confirm = h.fake.message(group.id, confirm.message_id)
+    assert confirm.buttons == [] and confirm.text == "Bob was removed from the game"
+
+
+def test_a_kick_button_keeps_a_long_name_short() -> None:
+    rendered = render.confirm_kick(Translator(), "en", game_id=1, user_id=2, name="B" * 120)
+    assert rendered.keyboard is not None
+    label = rendered.keyboard.inline_keyboard[0][0].text
+    assert len(label) < 50 and label.endswith("…") and "B" * 120 in rendered.text
 
 
 async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> None:
