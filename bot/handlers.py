@@ -284,7 +284,9 @@ _OUTSIDE = (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 async def private_other(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A private message that is no command of ours: say what the bot understands."""
-    await _reply(update, context, "private-unknown")
+    message = update.effective_message
+    command = message is not None and (message.text or "").startswith("/")
+    await _reply(update, context, "private-unknown-command" if command else "private-unknown")
 
 
 async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -153,10 +153,25 @@ class Outbox:
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
         return Sent(await self.send(chat_id, rendered, patient=patient), new=True)
 
-    async def close_keyboard(self, chat_id: int, message_id: int, rendered: Rendered) -> None:
-        """Final text of a message whose buttons are no longer valid; errors are logged only."""
+    async def close_keyboard(
+        self,
+        chat_id: int,
+        message_id: int,
+        rendered: Rendered,
+        *,
+        patient: bool = True,
+        resend: bool = True,
+    ) -> None:
+        """Final text of a message whose buttons are no longer valid; errors are logged only.
+
+        ``resend=False``: only edit; a message that is gone stays gone. ``patient=False``: a
+        429 is not waited out (for callers holding a chat's lock)."""
         try:
-            await self.show(chat_id, message_id, rendered)
+            if resend:
+                await self.show(chat_id, message_id, rendered, patient=patient)
+            else:
+                data = {**_message(chat_id, rendered), "message_id": message_id}
+                await self._call("editMessageText", data, patient=patient)
         except (Blocked, TelegramError) as exc:
             logger.info("could not close message %s in %s: %s", message_id, chat_id, exc)
 

@@ -486,10 +486,11 @@ def hand(
 
 def _card_rows(cards: Sequence[tuple[Suit, Button]]) -> list[list[Button]]:
     """A hand's card buttons (in hand order: by suit, trumps last) as keyboard rows: up to
-    `CARDS_PER_ROW` a row; a bigger hand (a player who picked up) one suit a row, so that
-    a suit never breaks off in mid-row."""
-    if len(cards) <= CARDS_PER_ROW:
-        return [[button for _, button in cards]] if cards else []
+    `CARDS_PER_ROW` a row; a hand of more than two rows (a player who picked up a lot) one
+    suit a row, so that a suit never breaks off in mid-row."""
+    if len(cards) <= 2 * CARDS_PER_ROW:  # a usual hand keeps its compact rows
+        buttons = [button for _, button in cards]
+        return [buttons[i : i + CARDS_PER_ROW] for i in range(0, len(buttons), CARDS_PER_ROW)]
     rows: list[list[Button]] = []
     suit: Suit | None = None
     for card_suit, button in cards:

@@ -622,16 +622,17 @@ class GameService:
                 return
             # The link's lobby is closed. Say what the player can do instead.
             seated = record is not None and record.status == "running" and _seated(record, person)
-            keyboard = None
+            title = render.esc(str(record.meta.get("title", ""))) if record else ""
             if record is not None and record.status == "lobby":  # a newer lobby is open
-                title = render.esc(str(record.meta.get("title", "")))
-                text = self.t(lang, "error-lobby-closed-newer", chat=title)
-            else:  # maybe their first message from the bot: how to play, too
-                text = self.t(lang, "error-lobby-closed") + "\n\n" + self.t(lang, "welcome")
-                keyboard = render.add_to_group_keyboard(self.tr, lang, self.bot_username)
-        if seated:  # the game started before they pressed Start: their cards
-            await self.resend_hand(person=person, chat_id=chat_id)
+                key = "private-joined" if _seated(record, person) else "error-lobby-closed-newer"
+                await self.out.send(person.user_id, render.Rendered(self.t(lang, key, chat=title)))
+                return
+        # The game started before they pressed Start: their cards. (Unless it ended meanwhile.)
+        if seated and await self.resend_hand(person=person, chat_id=chat_id, quiet=True):
             return
+        # Maybe their first message from the bot: how to play, too.
+        text = self.t(lang, "error-lobby-closed") + "\n\n" + self.t(lang, "welcome")
+        keyboard = render.add_to_group_keyboard(self.tr, lang, self.bot_username)
         await self.out.send(person.user_id, render.Rendered(text, keyboard))
 
     async def _join_by_link(self, record: GameRecord, person: Person, lang: str | None) -> None:
@@ -1331,8 +1332,13 @@ class GameService:
                     await tx.players.set_can_message(user_id=seat.user_id, value=False)
 
     async def resend_hand(
-        self, *, person: Person, chat_id: int | None, message_id: int | None = None
-    ) -> None:
+        self,
+        *,
+        person: Person,
+        chat_id: int | None,
+        message_id: int | None = None,
+        quiet: bool = False,
+    ) -> bool:
         """/hand: send the hand again as a new private message (the old one loses its keys).
 
         In a group: that group's game. In private: every running game of the player, the
@@ -1366,17 +1372,18 @@ class GameService:
                         person.user_id, old, render.Rendered(self.t(lang, "hand-replaced"))
                     )
             sent = True
-        if sent:
-            return
+        if sent or quiet:  # quiet: the caller says what else to say, and where
+            return sent
         if chat_id is not None:  # in a group, from someone who does not play there
             lang = await self.chat_language(chat_id, person.language)
             running = any(r.status == "running" for r in records)
             key = "error-not-in-game" if running else "error-no-game"
             await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
-            return
+            return False
         await self.out.send(
             person.user_id, render.Rendered(self.t(person.language, "error-no-game"))
         )
+        return False
 
     # ------------------------------------------------------------------ commands
 
@@ -1502,8 +1509,8 @@ class GameService:
             if seat.user_id is None or seat.user_id == but:
                 continue
             text = self.t(self.lang_of(record, seat.player_id), key, chat=title)
-            try:
-                await self.out.send(seat.user_id, render.Rendered(text))
+            try:  # a courtesy, sent under the chat's lock: no waiting out a 429
+                await self.out.send(seat.user_id, render.Rendered(text), patient=False)
             except (Blocked, TelegramError) as exc:
                 logger.info("could not tell user %s of the closed lobby: %s", seat.user_id, exc)
 
@@ -1516,12 +1523,15 @@ class GameService:
             await self.out.close_keyboard(seat.user_id, mid, render.Rendered(self.t(lang, key)))
 
     async def bot_added(self, *, chat_id: int, person: Person) -> None:
-        """The bot was added to a group: say how to start a game, in the chat's language (at
-        first the language of whoever added it). Nothing while a game of it is open there."""
-        async with self._locks[chat_id]:
-            record = await self._load(chat_id)
-            if record is not None and record.status in ("lobby", "running"):
-                return
+        """The bot was added to a group it never played in: say how to start a game, in the
+        language of whoever added it. (Telegram also reports the bot "added" to the
+        supergroup a group becomes; once the game moved there, that chat is known.)"""
+        try:  # a group that has played already knows (a group that became a supergroup too)
+            async with self.db.transaction(readonly=True) as tx:
+                await tx.games.latest_for_chat(chat_id=chat_id)
+            return
+        except NotFound:
+            pass
         lang = await self.chat_language(chat_id, person.language)
         try:
             await self.out.send(chat_id, render.Rendered(self.t(lang, "group-hello")))
@@ -1759,6 +1769,7 @@ class GameService:
         current = self._live.get(chat_id)
         if current is None or current.id != game_id:
             await self.out.answer(query, self.t(person.language, "error-game-gone"))
+            await self._close_question(query, self.t(person.language, "error-game-gone"))
             return
         await self.remove_player(
             chat_id=chat_id, player_id=str(user_id), why="kicked", query=query, tapper=person
@@ -1775,6 +1786,7 @@ class GameService:
         current = self._live.get(chat_id) if chat_id is not None else None
         if chat_id is None or current is None or current.id != game_id:
             await self.out.answer(query, self.t(person.language, "error-game-gone"))
+            await self._close_question(query, self.t(person.language, "error-game-gone"))
             return
         await self.remove_player(
             chat_id=chat_id, player_id=person.player_id, why="resigned", query=query, tapper=person
@@ -1797,10 +1809,12 @@ class GameService:
             if record is None or game is None:
                 lang = tapper.language if tapper is not None else None
                 await self.out.answer(query, self.t(lang, "error-game-gone"))
+                await self._close_question(query, self.t(lang, "error-game-gone"))
                 return
             if player_id not in game.active_players:  # a second tap, or out meanwhile
                 lang = self.personal_language(tapper, record) if tapper else record.language
                 await self.out.answer(query, self.t(lang, "kick-already-out"))
+                await self._close_question(query, self.t(record.language, "kick-already-out"))
                 return
             if why == "resigned":  # /leave: the player's own choice, logged as giving up
                 events: list[Any] = game.apply(player_id, Resign())
@@ -1810,12 +1824,23 @@ class GameService:
             await self._after_moves(record, [(player_id, events)])
             await self.out.answer(query)
             await self._render_after(record)
-            confirm = query.message if query is not None else None
-            if confirm is not None:  # the /kick or /leave question: answered, no more buttons
-                name = render.esc(self.names(record, record.language).get(player_id, player_id))
-                key = "log-resign" if why == "resigned" else "log-kicked"
-                done = render.Rendered(self.t(record.language, key, player=name))
-                await self.out.close_keyboard(confirm.chat.id, confirm.message_id, done)
+            name = render.esc(self.names(record, record.language).get(player_id, player_id))
+            key = "log-resign" if why == "resigned" else "log-kicked"
+            await self._close_question(query, self.t(record.language, key, player=name))
+
+    async def _close_question(self, query: CallbackQuery | None, text: str) -> None:
+        """The /kick or /leave question `query` was tapped on: answered, no more buttons.
+        Only an edit (a question deleted meanwhile stays gone), and no waiting out a 429:
+        callers hold the chat's lock."""
+        question = query.message if query is not None else None
+        if question is not None:
+            await self.out.close_keyboard(
+                question.chat.id,
+                question.message_id,
+                render.Rendered(text),
+                patient=False,
+                resend=False,
+            )
 
     async def member_left(self, *, chat_id: int, user_id: int) -> None:
         """A player who leaves the group during a game is treated as resigned; one seated in

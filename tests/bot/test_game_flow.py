@@ -9,11 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from telegram import User
 
+from bot.handlers import person_of
+from bot.service import Person
 from engine import Game
 from storage import Database, FinishedGame
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
 from tests.fakes.telegram import FakeGroup, FakeTelegram, FakeUser
+
+
+def person_of_user(user: FakeUser) -> Person:
+    return person_of(User(user.id, user.first_name, is_bot=False, language_code="en"))
 
 
 def running_game(h: BotHarness, group: FakeGroup) -> Game | None:
@@ -203,6 +210,9 @@ async def test_an_old_deep_link_says_what_to_do_instead_of_only_closed(harness: 
     await h.send(carol.start_private(payload))
     assert "a new one is open in Club" in h.fake.last_message(carol.id).text
     assert "Carol" not in h.lobby_message(group).text  # not seated by the old link
+    await h.send(bob.tap(h.lobby_message(group), "Join"))  # Bob sits in the new lobby
+    await h.send(bob.start_private(payload))
+    assert "You have a seat in the game in Club" in h.fake.last_message(bob.id).text
 
 
 async def test_an_old_deep_link_of_a_started_game_brings_a_seated_player_their_cards(
@@ -220,6 +230,30 @@ async def test_an_old_deep_link_of_a_started_game_brings_a_seated_player_their_c
     hand = h.hand_message(bob)
     assert hand.message_id != first_hand.message_id and hand.buttons
     assert "closed" not in h.fake.last_message(bob.id).text
+
+
+async def test_an_old_link_of_a_game_that_ends_meanwhile_posts_nothing_in_the_group(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-2039, "Club", admins={alice})
+    group.add(bob)
+    payload = await _join_link(h, group, alice, bob)
+    await h.send(bob.start_private(payload))
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    resend = h.service.resend_hand
+
+    async def cancelled_first(**kwargs: Any) -> bool:  # the game ends between the two steps
+        await h.service.cancel(chat_id=group.id, person=person_of_user(alice), message_id=None)
+        return await resend(**kwargs)
+
+    monkeypatch.setattr(h.service, "resend_hand", cancelled_first)
+    before = len(h.fake.messages(group.id))
+    await h.send(bob.start_private(payload))
+    said = [m.text for m in h.fake.messages(group.id)[before:]]
+    assert not any("no game" in text for text in said), said
+    assert "This lobby is closed." in h.fake.last_message(bob.id).text
 
 
 async def test_second_newgame_points_to_the_open_lobby(harness: BotHarness) -> None:
@@ -413,8 +447,8 @@ async def test_people_seated_in_a_lobby_hear_in_private_that_it_closed(harness: 
     await h.send(bob.tap(h.lobby_message(group), "Join"))
     h.clock.advance(601)
     assert await h.service.run_due() == 1  # expired
-    assert "nicht begonnen" in h.fake.last_message(bob.id).text  # in his language
-    assert "did not start" in h.fake.last_message(alice.id).text
+    assert "nicht rechtzeitig begonnen" in h.fake.last_message(bob.id).text  # his language
+    assert "did not start in time" in h.fake.last_message(alice.id).text
     await h.send(alice.send(group, "/newgame"))
     await h.send(carol.tap(h.lobby_message(group), "Join"))
     before = len(h.fake.messages(alice.id))
@@ -672,6 +706,25 @@ async def test_a_bot_added_to_a_group_says_how_to_start_once(harness: BotHarness
     assert h.fake.last_message(group.id).message_id == hello.message_id
 
 
+async def test_a_group_that_becomes_a_supergroup_is_not_greeted_again(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = make_players(h, 2)
+    group = h.fake.group(-2038, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(group.migrate_to_supergroup())
+    supergroup = group.migrated_to
+    assert supergroup is not None
+    before = len(h.fake.messages(supergroup.id))
+    await h.send(supergroup.migrated_bot_update())  # Telegram: the bot "joined" the new chat
+    assert len(h.fake.messages(supergroup.id)) == before
+    assert running_game(h, supergroup) is not None
+    # Removed and added again later: the group knows the bot already.
+    await h.send(supergroup.remove_bot(by=alice))
+    before = len(h.fake.messages(supergroup.id))
+    await h.send(supergroup.add_bot(by=alice))
+    assert len(h.fake.messages(supergroup.id)) == before
+
+
 async def test_commands_sent_as_the_group_are_refused_as_anonymous(harness: BotHarness) -> None:
     h = harness
     alice = h.user(1, "Alice")
@@ -690,8 +743,11 @@ async def test_commands_sent_as_the_group_are_refused_as_anonymous(harness: BotH
         await h.send(update)
         assert "can't tell who you are" in h.fake.last_message(group.id).text
     assert h.service._live.get(group.id) is None  # no lobby opened by "Group"
-    await h.send(alice.send(group, "/help"))  # help needs nobody's name
-    assert "/newgame" in h.fake.last_message(group.id).text
+    for command, expected in (("/help", "/newgame"), ("/rules", "Deck: 36 cards")):
+        update = alice.send(group, command)  # these need nobody's name: answered
+        update["message"]["sender_chat"] = group.chat_dict()
+        await h.send(update)
+        assert expected in h.fake.last_message(group.id).text
 
 
 async def test_other_private_messages_are_told_what_the_bot_understands(
@@ -701,9 +757,10 @@ async def test_other_private_messages_are_told_what_the_bot_understands(
     alice = h.user(1, "Alice", "de")
     await h.send(alice.start_private())
     assert "/practice" in h.fake.last_message(alice.id).text  # the welcome mentions practice
-    for text in ("hallo", "/foo"):
-        await h.send(alice.send_private(text))
-        assert "Ich verstehe nur Befehle" in h.fake.last_message(alice.id).text
+    await h.send(alice.send_private("hallo"))
+    assert "Ich verstehe nur Befehle" in h.fake.last_message(alice.id).text
+    await h.send(alice.send_private("/foo"))
+    assert "Diesen Befehl kenne ich nicht" in h.fake.last_message(alice.id).text
     group = h.fake.group(-2036, "Club", admins={alice})
     before = len(h.fake.messages(group.id))
     await h.send(alice.send(group, "hallo"))  # the group's chatter is none of the bot's business

@@ -118,11 +118,10 @@ def test_russian_counts_use_three_plural_forms() -> None:
 
 def test_r6_a_redeal_on_a_flush_is_named_in_the_rules_only_when_on() -> None:
     rules = Rules.preset("classic")
-    assert "New deal" not in render.rules_text(TR, "en", rules, 60)
+    assert "new deal" not in render.rules_text(TR, "en", rules, 60)
     with_redeal = rules.model_copy(update={"redeal_on_flush": True})
-    assert "New deal for five of a suit and no trump: on" in render.rules_text(
-        TR, "en", with_redeal, 60
-    )
+    text = render.rules_text(TR, "en", with_redeal, 60)
+    assert "five or more cards of one suit and no trump may ask for a new deal: on" in text
 
 
 def test_rules_text_names_the_options_in_force() -> None:

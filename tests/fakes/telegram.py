@@ -535,6 +535,15 @@ class FakeGroup:
         self.migrated_to = new
         return self._service_message(self._any_admin(), migrate_to_chat_id=new_id)
 
+    def migrated_bot_update(self) -> JSON:
+        """For a supergroup created by migration: the my_chat_member update Telegram also
+        sends, the bot "joining" the new chat (left -> its status)."""
+        return self._fake._new_update(
+            my_chat_member=self._fake._member_change(
+                self.chat_dict(), self._any_admin(), "left", self.bot_status
+            )
+        )
+
     def migrated_from_update(self) -> JSON:
         """For a supergroup created by migration: the message with migrate_from_chat_id."""
         if self.migrated_from is None:
