@@ -572,8 +572,11 @@ def result(
 # ---------------------------------------------------------------- small messages
 
 
-def confirm_leave(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
-    """/leave: a confirm button that only the player who asked can press (R18)."""
+def confirm_leave(
+    tr: Translator, lang: str, *, game_id: int, user_id: int, name: str, practice: bool = False
+) -> Rendered:
+    """/leave: a confirm button that only the player who asked can press (R18). In a
+    private chat the question names the practice game (the player may have group games)."""
     keyboard = Keyboard(
         [
             [
@@ -584,7 +587,8 @@ def confirm_leave(tr: Translator, lang: str, *, game_id: int, user_id: int, name
             ]
         ]
     )
-    return Rendered(tr.t(lang, "leave-confirm", player=esc(name)), keyboard)
+    key = "leave-confirm-practice" if practice else "leave-confirm"
+    return Rendered(tr.t(lang, key, player=esc(name)), keyboard)
 
 
 def add_to_group_keyboard(tr: Translator, lang: str | None, bot_username: str) -> Keyboard:

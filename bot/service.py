@@ -1398,22 +1398,28 @@ class GameService:
         self, *, chat_id: int, fallback_language: str | None, person: Person | None = None
     ) -> str | list[str]:
         """/rules: the rules of the running game, or the chat's settings for the next one.
-        In a private chat without a practice game: the rules of the person's group games."""
+        In a private chat: the rules of each of the person's running games, practice and
+        group games alike (a list: the caller packs it into messages)."""
+        if person is not None and chat_id == person.user_id:  # private: the person's games
+            texts = []
+            for r in self._running_games_of(person):  # practice (this chat's own) and groups
+                lang = self.personal_language(person, r)
+                title = (
+                    self.t(lang, "practice-title")
+                    if r.meta.get("practice")
+                    else render.esc(str(r.meta.get("title", "")))
+                )
+                timeout = self.turn_timeout(r)
+                texts.append(
+                    f"<b>{title}</b>\n" + render.rules_text(self.tr, lang, r.rules, timeout)
+                )
+            if texts:
+                return texts
         record = await self._peek(chat_id)
         if record is not None:
             return render.rules_text(
                 self.tr, record.language, record.rules, self.turn_timeout(record)
             )
-        if person is not None and chat_id == person.user_id:  # private: the person's games
-            texts = [
-                f"<b>{render.esc(str(r.meta.get('title', '')))}</b>\n"
-                + render.rules_text(
-                    self.tr, self.personal_language(person, r), r.rules, self.turn_timeout(r)
-                )
-                for r in self._running_games_of(person)
-            ]
-            if texts:
-                return texts
         async with self.db.transaction(readonly=True) as tx:
             settings = await tx.chats.get(chat_id=chat_id)
         lang = self.tr.normalize(settings.language or fallback_language)
@@ -1448,6 +1454,7 @@ class GameService:
                 game_id=record.id or 0,
                 user_id=person.user_id,
                 name=person.name,
+                practice=bool(record.meta.get("practice")),
             ),
             reply_to=message_id,
         )

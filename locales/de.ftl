@@ -181,6 +181,7 @@ result-bouts =
 ## /leave, /start, /help
 
 leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
+leave-confirm-practice = { $player }, willst du dieses Trainingsspiel wirklich aufgeben? Dann bist du der Durak.
 welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe. Um hier gegen den Computer zu spielen, sende /practice.
 private-unknown = Ich verstehe nur Befehle: /help listet sie auf, und /practice startet hier ein Spiel gegen den Computer.
 private-unknown-command = Diesen Befehl kenne ich nicht: /help listet meine auf.

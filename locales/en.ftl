@@ -181,6 +181,7 @@ result-bouts =
 ## /leave, /start, /help
 
 leave-confirm = { $player }, do you really want to give up? You will be the durak.
+leave-confirm-practice = { $player }, do you really want to give up this practice game? You will be the durak.
 welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group. To play against the computer right here, send /practice.
 private-unknown = I only understand commands: /help lists them, and /practice starts a game against the computer right here.
 private-unknown-command = I don't know that command: /help lists mine.

@@ -205,6 +205,12 @@ async def test_hand_in_private_sends_every_running_hand(harness: BotHarness) -> 
     titles = [m.text.splitlines()[0] for m in h.fake.messages(alice.id)[before:]]
     assert "Durak in Club" in titles
     assert "Durak: practice" in titles
+    # /rules in private: both games' rules, each under its name; /leave names practice.
+    await h.send(alice.send_private("/rules"))
+    rules = h.fake.last_message(alice.id).text
+    assert "Practice\n" in rules and "Club\n" in rules
+    await h.send(alice.send_private("/leave"))
+    assert "give up this practice game" in h.fake.last_message(alice.id).text
 
 
 async def test_practice_can_be_left_with_leave_and_its_table_has_no_link_to_itself(
