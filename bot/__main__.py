@@ -6,12 +6,20 @@ code 2. The token is never logged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import sys
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from bot.config import Settings
+
+if TYPE_CHECKING:
+    from telegram.ext import Application
+
+logger = logging.getLogger("bot")
 
 
 class _Redacting(logging.Formatter):
@@ -39,6 +47,32 @@ def load_settings() -> Settings:
         raise SystemExit(2) from None
 
 
+def _stop_on_signals(application: Application) -> None:  # type: ignore[type-arg]
+    """Stop on SIGINT, SIGTERM or SIGABRT, once: a stop runs to its end (pending table edits
+    published, the database closed) whatever else arrives meanwhile.
+
+    python-telegram-bot's own handlers raise SystemExit on every signal, and a second one
+    (`make run` under a service manager: make passes the signal on to the bot, which gets
+    it twice) broke off its shutdown half-way, skipping `post_stop`."""
+    loop = asyncio.new_event_loop()  # run_polling takes the current loop
+    asyncio.set_event_loop(loop)
+    stopping = False
+
+    def stop(sig: signal.Signals) -> None:
+        nonlocal stopping
+        if stopping:
+            logger.info("%s: already stopping", sig.name)
+            return
+        stopping = True
+        logger.info("%s: stopping", sig.name)
+        if not application.running:  # still starting: PTB's way, which unwinds the start
+            raise SystemExit
+        application.stop_running()
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGABRT):
+        loop.add_signal_handler(sig, stop, sig)
+
+
 def main() -> None:
     settings = load_settings()
     secret = settings.bot_token.get_secret_value()
@@ -55,8 +89,12 @@ def main() -> None:
     from bot.app import build_application  # after logging is set up
 
     application = build_application(settings)
+    _stop_on_signals(application)
     try:
-        application.run_polling(allowed_updates=["message", "callback_query", "my_chat_member"])
+        application.run_polling(
+            allowed_updates=["message", "callback_query", "my_chat_member"],
+            stop_signals=None,  # ours, set above
+        )
     except InvalidToken:
         print("durak-bot: setting BOT_TOKEN was rejected by Telegram", file=sys.stderr)
         raise SystemExit(2) from None

@@ -123,6 +123,7 @@ async def stop_services(application: Application) -> None:  # type: ignore[type-
     if service is not None:
         await service.close()  # publishes pending table edits
         await service.db.close()
+        logger.info("stopped: pending edits published, database closed")
 
 
 async def register_commands(application: Application, tr: Translator) -> None:  # type: ignore[type-arg]

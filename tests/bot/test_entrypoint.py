@@ -117,6 +117,25 @@ async def test_python_m_bot_plays_through_a_loopback_bot_api_and_resumes(tmp_pat
         assert "Traceback" not in log
 
 
+async def test_a_second_stop_signal_does_not_break_off_the_clean_stop(tmp_path: Path) -> None:
+    """`make run` under a service manager: the bot gets SIGTERM twice (from the manager and
+    from make). The first stop must still run to its end."""
+    fake = FakeTelegram(token=TOKEN)
+    alice = fake.user(1, "Alice")
+    group = fake.group(-7003, "Club", admins={alice})
+    async with LoopbackBotAPI(fake) as server:
+        bot = await start_bot(server, tmp_path)
+        try:
+            fake.queue(alice.send(group, "/newgame"))
+            await until(server, bot, lambda: "Alice" in lobby_text(fake, group))
+            bot.send_signal(signal.SIGTERM)
+            bot.send_signal(signal.SIGTERM)
+        finally:
+            log = await stop_bot(bot, tmp_path)
+        assert "pending edits published, database closed" in log, log
+        assert "never awaited" not in log and "Traceback" not in log, log
+
+
 async def test_a_token_telegram_rejects_stops_the_bot_with_one_line_and_never_shows_it(
     tmp_path: Path,
 ) -> None:
