@@ -47,7 +47,7 @@ def load_settings() -> Settings:
         raise SystemExit(2) from None
 
 
-def _stop_on_signals(application: Application) -> None:  # type: ignore[type-arg]
+def _stop_on_signals(application: Application) -> bool:  # type: ignore[type-arg]
     """Stop on SIGINT, SIGTERM or SIGABRT, once: a stop runs to its end (pending table edits
     published, the database closed) whatever else arrives meanwhile.
 
@@ -69,8 +69,12 @@ def _stop_on_signals(application: Application) -> None:  # type: ignore[type-arg
             raise SystemExit
         application.stop_running()
 
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGABRT):
-        loop.add_signal_handler(sig, stop, sig)
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGABRT):
+            loop.add_signal_handler(sig, stop, sig)
+    except NotImplementedError:  # no signal handlers on this loop (Windows): PTB's own
+        return False
+    return True
 
 
 def main() -> None:
@@ -89,11 +93,12 @@ def main() -> None:
     from bot.app import build_application  # after logging is set up
 
     application = build_application(settings)
-    _stop_on_signals(application)
+    ours = _stop_on_signals(application)
     try:
         application.run_polling(
             allowed_updates=["message", "callback_query", "my_chat_member"],
-            stop_signals=None,  # ours, set above
+            # None: ours, set above; else PTB's (which warns where a loop has none)
+            stop_signals=None if ours else (signal.SIGINT, signal.SIGTERM, signal.SIGABRT),
         )
     except InvalidToken:
         print("durak-bot: setting BOT_TOKEN was rejected by Telegram", file=sys.stderr)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.__main__ as bot_main
 from engine import Card, Game
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
@@ -134,6 +135,24 @@ async def test_a_second_stop_signal_does_not_break_off_the_clean_stop(tmp_path: 
             log = await stop_bot(bot, tmp_path)
         assert "pending edits published, database closed" in log, log
         assert "never awaited" not in log and "Traceback" not in log, log
+
+
+def test_where_a_loop_takes_no_signal_handlers_ptbs_own_stop_is_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Windows' event loops have no `add_signal_handler`: the bot must still start."""
+
+    class NoSignals(asyncio.SelectorEventLoop):
+        def add_signal_handler(self, *args: object) -> None:
+            raise NotImplementedError
+
+    loop = NoSignals()
+    monkeypatch.setattr(asyncio, "new_event_loop", lambda: loop)
+    try:
+        assert bot_main._stop_on_signals(object()) is False  # type: ignore[arg-type]
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 async def test_a_token_telegram_rejects_stops_the_bot_with_one_line_and_never_shows_it(
