@@ -127,6 +127,12 @@ class Outbox:
             raise Blocked(str(exc)) from exc
         return int(result["message_id"])
 
+    async def _edit(
+        self, chat_id: int, message_id: int, rendered: Rendered, *, patient: bool
+    ) -> None:
+        data = {**_message(chat_id, rendered), "message_id": message_id}
+        await self._call("editMessageText", data, patient=patient)
+
     async def show(
         self, chat_id: int, message_id: int | None, rendered: Rendered, *, patient: bool = True
     ) -> Sent:
@@ -136,11 +142,7 @@ class Outbox:
         """
         if message_id is not None:
             try:
-                await self._call(
-                    "editMessageText",
-                    {**_message(chat_id, rendered), "message_id": message_id},
-                    patient=patient,
-                )
+                await self._edit(chat_id, message_id, rendered, patient=patient)
                 return Sent(message_id, new=False)
             except Forbidden as exc:
                 raise Blocked(str(exc)) from exc
@@ -170,8 +172,7 @@ class Outbox:
             if resend:
                 await self.show(chat_id, message_id, rendered, patient=patient)
             else:
-                data = {**_message(chat_id, rendered), "message_id": message_id}
-                await self._call("editMessageText", data, patient=patient)
+                await self._edit(chat_id, message_id, rendered, patient=patient)
         except (Blocked, TelegramError) as exc:
             logger.info("could not close message %s in %s: %s", message_id, chat_id, exc)
 

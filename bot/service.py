@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from telegram import Bot, CallbackQuery, ChatMember
 from telegram.constants import ChatMemberStatus
@@ -83,6 +83,11 @@ class Person:
 
 _DEEP_LINK = re.compile(r"j([0-9]{1,12})")
 """`/start j<game>`: the Join deep link's payload."""
+
+
+def _title(record: GameRecord) -> str:
+    """The group's title as the game stored it, escaped for HTML."""
+    return render.esc(str(record.meta.get("title", "")))
 
 
 def _seated(record: GameRecord, person: Person) -> bool:
@@ -520,8 +525,7 @@ class GameService:
                 record.deadline = None
                 await self._save(record)
                 await self.out.answer(query, self.t(lang, "lobby-cancelled"))
-                await self._refresh_lobby(record, closed="lobby-cancelled")
-                await self._tell_seated(record, "private-lobby-cancelled", but=person.user_id)
+                await self._lobby_closed(record, "cancelled", by=person.user_id)
             elif data.op == "remove":  # the computer seated last
                 if not await self._may_manage(record, person):
                     await self.out.answer(query, self.t(lang, "error-not-opener"), alert=True)
@@ -579,7 +583,7 @@ class GameService:
                         self.t(
                             player.language or lang,
                             "private-joined",
-                            chat=render.esc(str(record.meta.get("title", ""))),
+                            chat=_title(record),
                         )
                     ),
                 )
@@ -622,10 +626,10 @@ class GameService:
                 return
             # The link's lobby is closed. Say what the player can do instead.
             seated = record is not None and record.status == "running" and _seated(record, person)
-            title = render.esc(str(record.meta.get("title", ""))) if record else ""
             if record is not None and record.status == "lobby":  # a newer lobby is open
                 key = "private-joined" if _seated(record, person) else "error-lobby-closed-newer"
-                await self.out.send(person.user_id, render.Rendered(self.t(lang, key, chat=title)))
+                text = self.t(lang, key, chat=_title(record))
+                await self.out.send(person.user_id, render.Rendered(text))
                 return
         # The game started before they pressed Start: their cards. (Unless it ended meanwhile.)
         if seated and await self.resend_hand(person=person, chat_id=chat_id, quiet=True):
@@ -637,7 +641,7 @@ class GameService:
 
     async def _join_by_link(self, record: GameRecord, person: Person, lang: str | None) -> None:
         """/start j<game> for an open lobby (under its chat's lock): seat the player."""
-        title = render.esc(str(record.meta.get("title", "")))
+        title = _title(record)
         if any(s.user_id == person.user_id for s in record.lobby.seats):
             await self.out.send(
                 person.user_id, render.Rendered(self.t(lang, "private-joined", chat=title))
@@ -1404,11 +1408,7 @@ class GameService:
             texts = []
             for r in self._running_games_of(person):  # practice (this chat's own) and groups
                 lang = self.personal_language(person, r)
-                title = (
-                    self.t(lang, "practice-title")
-                    if r.meta.get("practice")
-                    else render.esc(str(r.meta.get("title", "")))
-                )
+                title = self.t(lang, "practice-title") if r.meta.get("practice") else _title(r)
                 timeout = self.turn_timeout(r)
                 texts.append(
                     f"<b>{title}</b>\n" + render.rules_text(self.tr, lang, r.rules, timeout)
@@ -1468,7 +1468,7 @@ class GameService:
                 self.personal_language(person, record),
                 "use-in-group",
                 command=command,
-                chat=render.esc(str(record.meta.get("title", ""))),
+                chat=_title(record),
             )
             await self.out.send(chat_id, render.Rendered(text))
         return bool(games)
@@ -1498,8 +1498,7 @@ class GameService:
             record.deadline = None
             await self._save(record)
             if was_lobby:
-                await self._refresh_lobby(record, closed="lobby-cancelled")
-                await self._tell_seated(record, "private-lobby-cancelled", but=person.user_id)
+                await self._lobby_closed(record, "cancelled", by=person.user_id)
             else:
                 await self._close_hands(record, "hand-cancelled")
                 # The table's last state, without "waiting for" or the button to the hand.
@@ -1508,14 +1507,19 @@ class GameService:
             key = "lobby-cancelled" if was_lobby else "game-cancelled"
             await self.out.send(chat_id, render.Rendered(self.t(lang, key)), reply_to=message_id)
 
-    async def _tell_seated(self, record: GameRecord, key: str, *, but: int | None = None) -> None:
-        """A lobby closed before its game started: tell the people seated in it (but the one
-        who closed it), whom Join told that their cards would come in private."""
-        title = render.esc(str(record.meta.get("title", "")))
+    async def _lobby_closed(
+        self, record: GameRecord, why: Literal["cancelled", "expired"], *, by: int | None = None
+    ) -> None:
+        """A lobby closed (stored already) before its game started: the lobby message says
+        so, and so do private messages to the people seated in it (but `by`, who closed it),
+        whom Join told that their cards would come in private."""
+        await self._refresh_lobby(record, closed=f"lobby-{why}")
+        title = _title(record)
         for seat in record.lobby.seats:
-            if seat.user_id is None or seat.user_id == but:
+            if seat.user_id is None or seat.user_id == by:
                 continue
-            text = self.t(self.lang_of(record, seat.player_id), key, chat=title)
+            lang = self.lang_of(record, seat.player_id)
+            text = self.t(lang, f"private-lobby-{why}", chat=title)
             try:  # a courtesy, sent under the chat's lock: no waiting out a 429
                 await self.out.send(seat.user_id, render.Rendered(text), patient=False)
             except (Blocked, TelegramError) as exc:
@@ -1912,7 +1916,7 @@ class GameService:
                 self.lang_of(record, seat.player_id),
                 "warn-time",
                 seconds=seconds,
-                chat=render.esc(str(record.meta.get("title", ""))),
+                chat=_title(record),
             )
             with contextlib.suppress(Blocked, TelegramError):
                 await self.out.send(seat.user_id, render.Rendered(text))
@@ -1990,8 +1994,7 @@ class GameService:
                 record.status = "cancelled"
                 record.deadline = None
                 await self._save(record)
-                await self._refresh_lobby(record, closed="lobby-expired")
-                await self._tell_seated(record, "private-lobby-expired")
+                await self._lobby_closed(record, "expired")
                 return
             game = record.game
             assert game is not None
