@@ -45,6 +45,17 @@ async def attack(h: BotHarness, group: FakeGroup) -> FakeUser:
     return attacker
 
 
+def waits_recorded(h: BotHarness) -> list[float]:
+    """The outbox's waits for a 429, recorded instead of slept."""
+    waited: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waited.append(seconds)
+
+    h.service.out.sleep = no_wait
+    return waited
+
+
 async def flushes_until_done(coalescer: Coalescer) -> int:
     """Run what `coalescer` has scheduled (retries schedule more) until nothing is left, at
     most 20 rounds; how many rounds it took."""
@@ -533,12 +544,7 @@ async def test_a_lobby_edit_refused_with_429_is_made_after_waiting_for_that_call
     """Messages that have no retry of their own (the lobby, the result, notices) wait out a
     short 429 in place, once; the rate limiter no longer does (it held back every chat)."""
     h = harness
-    waited: list[float] = []
-
-    async def no_wait(seconds: float) -> None:
-        waited.append(seconds)
-
-    h.service.out.sleep = no_wait
+    waited = waits_recorded(h)
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-8022, "Club", admins={alice})
     await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
@@ -610,12 +616,7 @@ async def test_the_last_table_and_hands_wait_out_a_short_429(harness: BotHarness
     """A finished game is not live any more, so nothing retries its last table or hands
     later: they wait out a short 429 in place."""
     h = harness
-    waited: list[float] = []
-
-    async def no_wait(seconds: float) -> None:
-        waited.append(seconds)
-
-    h.service.out.sleep = no_wait
+    waited = waits_recorded(h)
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-8026, "Club", admins={alice}, members={bob})
     await h.open_game(group, [alice, bob])

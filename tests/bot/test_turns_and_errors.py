@@ -7,13 +7,25 @@ from __future__ import annotations
 from engine import Card, Game, Rules
 from storage import ChatSettings
 from tests.bot.conftest import BotHarness
-from tests.fakes.telegram import FakeGroup
+from tests.fakes.telegram import FakeGroup, FakeUser
 
 
 def live(h: BotHarness, chat_id: int) -> Game:
     record = h.service._live[chat_id]
     assert record.status == "running" and record.game is not None
     return record.game
+
+
+async def three_at(
+    h: BotHarness, chat_id: int, position: Game
+) -> tuple[FakeGroup, tuple[FakeUser, FakeUser, FakeUser]]:
+    """Alice, Bob and Carol (ids 1, 2, 3) start a game in a new group; then `position`
+    (players "1", "2", "3") replaces its deal."""
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(chat_id, "Club", admins={alice})
+    await h.open_game(group, [alice, bob, carol])
+    await h.set_position(group, position)
+    return group, (alice, bob, carol)
 
 
 async def test_a_deadline_is_re_armed_after_a_restart(harness: BotHarness) -> None:
@@ -137,17 +149,17 @@ async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump
     """Bob exchanges before Alice opens: Alice's and Carol's hands must not go on naming
     the old face-up trump, which is now in Bob's hand."""
     h = harness
-    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
-    group = h.fake.group(-6011, "Club", admins={alice})
-    await h.open_game(group, [alice, bob, carol])
-    position = Game.from_position(
-        {"1": "7♣ 9♥ 7♠", "2": "6♦ 8♠ 7♥", "3": "Q♣ J♥ 10♠"},
-        trump="A♦",
-        stock="10♣ J♣ K♣",
-        attacker="1",
-        rules=Rules(trump_exchange=True),
+    group, (alice, bob, carol) = await three_at(
+        h,
+        -6011,
+        Game.from_position(
+            {"1": "7♣ 9♥ 7♠", "2": "6♦ 8♠ 7♥", "3": "Q♣ J♥ 10♠"},
+            trump="A♦",
+            stock="10♣ J♣ K♣",
+            attacker="1",
+            rules=Rules(trump_exchange=True),
+        ),
     )
-    await h.set_position(group, position)
     assert "A♦" in h.hand_message(carol).text
     exchange = h.service.t("en", "button-exchange")
     await h.send(bob.tap(h.hand_message(bob), exchange))
@@ -196,17 +208,17 @@ async def test_r14_a_card_that_can_only_transfer_asks_before_passing_the_bout_on
     """Bob taps 8♥, which cannot beat 8♠ but could transfer: he is asked (Transfer / Back)
     rather than the bout passing on at once; the Transfer button does it in one tap."""
     h = harness
-    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
-    group = h.fake.group(-6014, "Club", admins={alice})
-    await h.open_game(group, [alice, bob, carol])
-    position = Game.from_position(
-        {"1": "8♠ 9♣", "2": "8♥ 6♣ 7♦", "3": "10♣ J♣ Q♣ K♣"},
-        trump="A♦",
-        stock="10♥ J♥ K♥",
-        attacker="1",
-        rules=Rules.preset("perevodnoy"),
+    group, (alice, bob, _carol) = await three_at(
+        h,
+        -6014,
+        Game.from_position(
+            {"1": "8♠ 9♣", "2": "8♥ 6♣ 7♦", "3": "10♣ J♣ Q♣ K♣"},
+            trump="A♦",
+            stock="10♥ J♥ K♥",
+            attacker="1",
+            rules=Rules.preset("perevodnoy"),
+        ),
     )
-    await h.set_position(group, position)
     await h.send(alice.tap(h.hand_message(alice), "8♠"))
     await h.send(bob.tap(h.hand_message(bob), "8♥"))
     assert live(h, group.id).move_number == 1  # nothing transferred yet
