@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import ClassVar
 
 from engine.cards import Card
 
@@ -16,11 +15,6 @@ from engine.cards import Card
 @dataclass(frozen=True, slots=True)
 class Action:
     """Base class of every action."""
-
-    verb: ClassVar[str] = ""
-
-    def __str__(self) -> str:
-        return self.verb
 
     @staticmethod
     def parse(text: str) -> Action:
@@ -32,7 +26,6 @@ class Attack(Action):
     """Play `card` onto the table: the opening card of a bout or a throw-in (R8, R9)."""
 
     card: Card
-    verb: ClassVar[str] = "attack"
 
     def __str__(self) -> str:
         return f"attack {self.card}"
@@ -44,7 +37,6 @@ class Defend(Action):
 
     attack: Card
     card: Card
-    verb: ClassVar[str] = "defend"
 
     def __str__(self) -> str:
         return f"defend {self.attack} {self.card}"
@@ -55,7 +47,6 @@ class Transfer(Action):
     """Pass the bout on by adding a card of the attacked rank (R14)."""
 
     card: Card
-    verb: ClassVar[str] = "transfer"
 
     def __str__(self) -> str:
         return f"transfer {self.card}"
@@ -66,7 +57,6 @@ class ShowTrump(Action):
     """Pass the bout on by showing, not playing, the trump of the attacked rank (R14)."""
 
     card: Card
-    verb: ClassVar[str] = "show"
 
     def __str__(self) -> str:
         return f"show {self.card}"
@@ -76,35 +66,40 @@ class ShowTrump(Action):
 class Take(Action):
     """The defender gives up the bout and will pick up the table (R13)."""
 
-    verb: ClassVar[str] = "take"
+    def __str__(self) -> str:
+        return "take"
 
 
 @dataclass(frozen=True, slots=True)
 class Pass(Action):
     """An attacker adds nothing more until a new card is played (R9, R12)."""
 
-    verb: ClassVar[str] = "pass"
+    def __str__(self) -> str:
+        return "pass"
 
 
 @dataclass(frozen=True, slots=True)
 class Resign(Action):
     """Give up: the player is the durak and the game ends (R18)."""
 
-    verb: ClassVar[str] = "resign"
+    def __str__(self) -> str:
+        return "resign"
 
 
 @dataclass(frozen=True, slots=True)
 class ExchangeTrump(Action):
     """Swap the lowest trump of the deck for the face-up trump (R19)."""
 
-    verb: ClassVar[str] = "exchange"
+    def __str__(self) -> str:
+        return "exchange"
 
 
 @dataclass(frozen=True, slots=True)
 class Redeal(Action):
     """Ask for a new deal with a flush of five or more cards and no trump (R6)."""
 
-    verb: ClassVar[str] = "redeal"
+    def __str__(self) -> str:
+        return "redeal"
 
 
 TAKE = Take()
@@ -113,7 +108,7 @@ RESIGN = Resign()
 EXCHANGE_TRUMP = ExchangeTrump()
 REDEAL = Redeal()
 
-_SIMPLE: dict[str, Action] = {a.verb: a for a in (TAKE, PASS, RESIGN, EXCHANGE_TRUMP, REDEAL)}
+_SIMPLE: dict[str, Action] = {str(a): a for a in (TAKE, PASS, RESIGN, EXCHANGE_TRUMP, REDEAL)}
 _ONE_CARD: dict[str, type[Attack] | type[Transfer] | type[ShowTrump]] = {
     "attack": Attack,
     "transfer": Transfer,

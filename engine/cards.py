@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 
 class Suit(StrEnum):
@@ -74,23 +74,27 @@ class Card:
     bit: int
     """`1 << index`: the card as a one-card set (see `cards_of`)."""
     _text: str  # str(card), computed once
-    _interned: ClassVar[dict[tuple[int, Suit], Card]] = {}
 
     def __new__(cls, rank: int, suit: Suit | str) -> Card:
         try:
-            return cls._interned[(rank, suit if isinstance(suit, Suit) else parse_suit(suit))]
-        except (KeyError, TypeError):
+            key = (rank, suit if isinstance(suit, Suit) else parse_suit(suit))
+            card = _INTERNED.get(key)
+        except (TypeError, ValueError, AttributeError):  # unhashable rank, not a suit
             raise ValueError(f"not a card: rank {rank!r}, suit {suit!r}") from None
-
-    @classmethod
-    def _make(cls, rank: int, suit: Suit) -> Card:
+        if card is not None:
+            return card
+        if ALL_CARDS or type(rank) is not int or not 2 <= rank <= 14:
+            raise ValueError(f"not a card: rank {rank!r}, suit {suit!r}")
+        # Only while this module builds ALL_CARDS: the one place a card is made. (Made here
+        # and not in a helper so that the engine compiles with mypyc, see compile_engine.py.)
         card = object.__new__(cls)
         object.__setattr__(card, "rank", rank)
-        object.__setattr__(card, "suit", suit)
-        index = _SUIT_INDEX[suit] * 13 + rank - 2
+        object.__setattr__(card, "suit", key[1])
+        index = _SUIT_INDEX[key[1]] * 13 + rank - 2
         object.__setattr__(card, "index", index)
         object.__setattr__(card, "bit", 1 << index)
-        object.__setattr__(card, "_text", f"{RANK_NAMES.get(rank, str(rank))}{suit.value}")
+        object.__setattr__(card, "_text", f"{RANK_NAMES.get(rank, str(rank))}{key[1].value}")
+        _INTERNED[key] = card
         return card
 
     @classmethod
@@ -108,7 +112,7 @@ class Card:
         suit = _SUIT_BY_NAME.get(s[-1].upper())
         if rank is None or suit is None:
             raise ValueError(f"not a card: {text!r}")
-        return cls._interned[(rank, suit)]
+        return _INTERNED[(rank, suit)]
 
     @staticmethod
     def from_index(index: int) -> Card:
@@ -161,12 +165,9 @@ class Card:
         return self
 
 
-ALL_CARDS: Final[tuple[Card, ...]] = tuple(
-    Card._make(rank, suit) for suit in SUITS for rank in range(2, 15)
-)
-for _card in ALL_CARDS:
-    Card._interned[(_card.rank, _card.suit)] = _card
-del _card
+_INTERNED: Final[dict[tuple[int, Suit], Card]] = {}
+ALL_CARDS: tuple[Card, ...] = ()  # empty while the cards are made: see Card.__new__
+ALL_CARDS = tuple(Card(rank, suit) for suit in SUITS for rank in range(2, 15))
 _CARD_BY_TEXT: Final[dict[str, Card]] = {str(c): c for c in ALL_CARDS}
 
 DECK_LOWEST_RANK: Final = {24: 9, 32: 7, 36: 6, 52: 2}

@@ -90,7 +90,16 @@ class _Actions(dict[int, tuple[Action, ...]]):
         return actions
 
 
-_CLUBS, _DIAMONDS, _HEARTS, _SPADES = (SUIT_BITS[s] for s in SUITS)
+# Module constants are Final so that compiled code (mypyc) reads them without a lookup.
+_CLUBS: Final = SUIT_BITS[Suit.CLUBS]
+_DIAMONDS: Final = SUIT_BITS[Suit.DIAMONDS]
+_HEARTS: Final = SUIT_BITS[Suit.HEARTS]
+_SPADES: Final = SUIT_BITS[Suit.SPADES]
+_TAKE: Final = TAKE
+_PASS: Final = PASS
+_RESIGN: Final = RESIGN
+_EXCHANGE_TRUMP: Final = EXCHANGE_TRUMP
+_REDEAL: Final = REDEAL
 
 
 def _add_actions(out: list[Action], table: _Actions, bits: int) -> None:
@@ -210,6 +219,9 @@ class Game:
     _solo: dict[str, frozenset[str]]  # frozenset((p,)) per player, for to_act
     _extras: bool  # the rules allow trump exchange (R19) or flush redeal (R6)
 
+    def __new__(cls) -> Game:
+        return object.__new__(cls)  # an empty game, for _blank (mypyc refuses object.__new__)
+
     def __init__(self) -> None:
         raise TypeError("use Game.new, Game.from_position or Game.from_dict")
 
@@ -217,7 +229,7 @@ class Game:
 
     @classmethod
     def _blank(cls, players: Sequence[str], rules: Rules) -> Game:
-        game = object.__new__(cls)
+        game = cls.__new__(cls)
         players = tuple(players)
         if len(set(players)) != len(players):
             raise ValueError(f"player ids must be unique: {list(players)}")
@@ -660,7 +672,7 @@ class Game:
                     if self._rules.transfer_by_showing_trump and self._transfer_target_ok(0):
                         shown = bits_of(self._shown)
                         _add_actions(out, _SHOWS, same & self._trump_bits & ~shown)
-                out.append(TAKE)
+                out.append(_TAKE)
         elif not attacks:
             if player == self._attacker:  # R8: any card opens the bout (_add_actions, inlined)
                 if hand & _CLUBS:
@@ -676,13 +688,13 @@ class Game:
             if bits:
                 _add_actions(out, _ATTACKS, bits)
                 if self._took or not self._unbeaten:
-                    out.append(PASS)
+                    out.append(_PASS)
         if self._extras:
             if self._can_exchange(player):
-                out.append(EXCHANGE_TRUMP)
+                out.append(_EXCHANGE_TRUMP)
             if self._can_redeal(player):
-                out.append(REDEAL)
-        out.append(RESIGN)
+                out.append(_REDEAL)
+        out.append(_RESIGN)
         return out
 
     def is_legal(self, player: str, action: Action) -> bool:
