@@ -5,7 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: run test lint typecheck pytest bench format clean
+# The engine compiled with mypyc, beside the sources (tools/compile_engine.py): rebuilt when
+# an engine source changes. Python finds it first through PYTHONPATH; PYTHONSAFEPATH keeps
+# the current directory, and so the pure-Python sources, from coming before it.
+ENGINE_BUILD := build/engine
+ENGINE_SOURCES := $(wildcard engine/*.py engine/*/*.py) tools/compile_engine.py
+COMPILED_ENV := PYTHONSAFEPATH=1 PYTHONPATH=$(ENGINE_BUILD)
+
+.PHONY: run test lint typecheck pytest bench format clean engine
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m pip install --quiet --user virtualenv && $(PYTHON) -m virtualenv $(VENV); }
@@ -14,23 +21,36 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/python -m bot
+$(ENGINE_BUILD)/.built: $(STAMP) $(ENGINE_SOURCES)
+	$(BIN)/python tools/compile_engine.py $(ENGINE_BUILD)
+	touch $@
 
-test: $(STAMP)
+engine: $(ENGINE_BUILD)/.built
+
+# Without a C compiler the bot still starts, with the pure-Python engine (the build leaves
+# no stale one behind).
+run: $(STAMP)
+	@$(MAKE) --no-print-directory engine || echo "make run: engine not compiled, running it as pure Python"
+	$(COMPILED_ENV) $(BIN)/python -m bot
+
+# Every test runs twice: on the pure-Python engine (the sources) and on the compiled one
+# (what `make run` and the Docker image run). DURAK_ENGINE makes the suite check which it got.
+test: $(STAMP) engine
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	DURAK_ENGINE=pure $(BIN)/pytest
+	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest
 
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)
+bench: $(STAMP) engine
 	$(BIN)/python bench/engine.py
-	$(BIN)/python bench/storage.py
-	$(BIN)/python bench/bot.py
+	$(COMPILED_ENV) $(BIN)/python bench/engine.py
+	$(COMPILED_ENV) $(BIN)/python bench/storage.py
+	$(COMPILED_ENV) $(BIN)/python bench/bot.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache .hypothesis

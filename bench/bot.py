@@ -66,10 +66,11 @@ from pathlib import Path
 from typing import Any
 
 # This file is named like the package it measures: keep its folder off the import path, and put
-# the repository root first (the fake Bot API and the test harness live in `tests`).
+# the repository root last (the fake Bot API and the test harness live in `tests`; a compiled
+# engine on PYTHONPATH must come before the sources).
 _HERE = Path(__file__).parent.resolve()
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent))
+sys.path.append(str(_HERE.parent))
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from bot.app import build_application, start_services  # noqa: E402

@@ -1,7 +1,9 @@
 """Engine benchmark: random complete games through `legal_actions` + `apply`.
 
-Prints games per second for 2 and 4 players (36 cards, classic) and the mean
-cost of one `legal_actions` call. Run: `python bench/engine.py [--seconds S]`.
+Prints which engine build it measured, games per second for 2 and 4 players (36 cards,
+classic) and the mean cost of one `legal_actions` call. Run:
+`python bench/engine.py [--seconds S]` for the pure-Python engine, and with
+`PYTHONSAFEPATH=1 PYTHONPATH=build/engine` for the compiled one (`make bench` runs both).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 # This file is named like the package it measures: keep its folder off the import path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
 
-from engine import Game, RandomPlayer, Rules  # noqa: E402
+from engine import COMPILED, Game, RandomPlayer, Rules  # noqa: E402
 
 
 def play_random_game(players: list[str], rules: Rules, seed: int) -> int:
@@ -71,6 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
     args = parser.parse_args()
+    print(f"engine: {'compiled (mypyc)' if COMPILED else 'pure Python'}")
     for n in (2, 4):
         rate, steps = games_per_second(n, args.seconds)
         print(f"{n} players, classic 36 cards: {rate:8.0f} games/s  ({steps:.0f} actions/game)")

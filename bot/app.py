@@ -28,6 +28,7 @@ from bot.handlers import SERVICE_KEY, register
 from bot.i18n import Translator
 from bot.request import JsonRequest
 from bot.service import GameService
+from engine import COMPILED
 from storage import Database, utcnow
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,9 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     application.bot_data[SERVICE_KEY] = service
     await register_commands(application, tr)
     resumed = await service.resume_all()
-    logger.info("resumed %d games", resumed)
+    logger.info(
+        "resumed %d games; engine: %s", resumed, "compiled (mypyc)" if COMPILED else "pure Python"
+    )
     application.bot_data[SCHEDULER_KEY] = asyncio.create_task(service.run_scheduler())
     gc.freeze()  # start-up objects live forever: keep them out of full collections
 

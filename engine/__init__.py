@@ -1,8 +1,12 @@
 """Durak rules engine: pure, synchronous, deterministic given a seed.
 
 The one place the rules of RULES.md live. No I/O, no Telegram.
+
+The same code runs as Python or compiled with mypyc (`tools/compile_engine.py`);
+`COMPILED` tells which one was imported.
 """
 
+from engine import game as _game
 from engine.actions import (
     Action,
     Attack,
@@ -41,8 +45,12 @@ from engine.players import RandomPlayer
 from engine.rules import PRESETS, Rules
 from engine.view import GameView
 
+COMPILED: bool = not _game.__file__.endswith(".py")
+"""True when the engine's hot modules are C extensions built by mypyc."""
+
 __all__ = [
     "ALL_CARDS",
+    "COMPILED",
     "FORMAT_VERSION",
     "PRESETS",
     "Action",
