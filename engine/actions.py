@@ -16,6 +16,11 @@ from engine.cards import Card
 class Action:
     """Base class of every action."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickle and copy as text: the same in the compiled engine, whose frozen classes
+        # take no state after they are made.
+        return (parse_action, (str(self),))
+
     @staticmethod
     def parse(text: str) -> Action:
         return parse_action(text)
@@ -122,7 +127,7 @@ hundred strings over and over. Only that form is kept, so at most a few thousand
 _PARSED_MAX = 8192
 
 
-def parse_action(text: str) -> Action:
+def parse_action(text: object) -> Action:
     """Inverse of `str(action)`. Raises `ValueError` naming the input when malformed."""
     if isinstance(text, str):
         cached = _PARSED.get(text)
@@ -146,7 +151,7 @@ def check_actions(texts: Set[str]) -> bool:
     return canonical
 
 
-def _parse_action(text: str) -> Action:
+def _parse_action(text: object) -> Action:
     words = text.split() if isinstance(text, str) else []
     if not words:
         raise ValueError(f"not an action: {text!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, final
 
 
 class Suit(StrEnum):
@@ -50,14 +50,21 @@ _SUIT_BY_NAME: Final = {
 }
 
 
-def parse_suit(text: str) -> Suit:
-    """`"♥"`, `"h"`, `"H"` -> `Suit.HEARTS`. Raises `ValueError` naming the input."""
+def parse_suit(text: object) -> Suit:
+    """`"♥"`, `"h"`, `"H"` -> `Suit.HEARTS`. Raises `ValueError` naming the input.
+
+    (Parsers take any object, so that bad input is a `ValueError` in the pure and the
+    compiled engine alike; elsewhere the compiled engine refuses a wrong type with
+    `TypeError`.)"""
+    if not isinstance(text, str):
+        raise ValueError(f"not a suit: {text!r}")
     suit = _SUIT_BY_NAME.get(text.strip().upper().replace("\ufe0f", ""))
     if suit is None:
         raise ValueError(f"not a suit: {text!r}")
     return suit
 
 
+@final
 class Card:
     """A playing card. `Card(10, "♥")`, `Card.parse("10H")`, `str(card) == "10♥"`.
 
@@ -98,7 +105,7 @@ class Card:
         return card
 
     @classmethod
-    def parse(cls, text: str) -> Card:
+    def parse(cls, text: object) -> Card:
         """Parse `"10♥"`, `"10H"`, `"TH"`, `"qs"`, `"A♠"`. Raises `ValueError` naming the input."""
         if not isinstance(text, str):
             raise ValueError(f"not a card: {text!r}")

@@ -13,7 +13,7 @@ import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, final
 
 from engine.actions import (
     EXCHANGE_TRUMP,
@@ -131,6 +131,7 @@ def _illegal(code: ErrorCode, message: str) -> IllegalMove:
     return IllegalMove(code, message)
 
 
+@final
 class Game:
     """One game of Durak. Build with `Game.new`, `Game.from_position` or `Game.from_dict`."""
 
@@ -709,12 +710,28 @@ class Game:
         """
         if self._outcome is not None or player not in self._active:
             self._check_player(player)  # raises
-        try:
-            handler = _HANDLERS[type(action)]
-        except KeyError:
-            raise TypeError(f"not an action: {action!r}") from None
         events: list[Event] = []
-        handler(self, player, action, events)
+        # The commonest first. Direct calls: compiled code makes them without a lookup.
+        if isinstance(action, Attack):
+            self._play_attack(player, action, events)
+        elif isinstance(action, Defend):
+            self._play_defend(player, action, events)
+        elif isinstance(action, Take):
+            self._play_take(player, action, events)
+        elif isinstance(action, Pass):
+            self._play_pass(player, action, events)
+        elif isinstance(action, Transfer):
+            self._play_transfer(player, action, events)
+        elif isinstance(action, ShowTrump):
+            self._play_show(player, action, events)
+        elif isinstance(action, Resign):
+            self._play_resign(player, action, events)
+        elif isinstance(action, ExchangeTrump):
+            self._play_exchange(player, action, events)
+        elif isinstance(action, Redeal):
+            self._play_redeal(player, action, events)
+        else:
+            raise TypeError(f"not an action: {action!r}")
         self._history.append((player, action))
         self._to_act = None
         if self._outcome is None:
@@ -1087,9 +1104,11 @@ class Game:
     @classmethod
     def _from_dict_v1(cls, data: Mapping[str, Any]) -> Game:
         game = cls._blank(data["players"], _rules_from_dict(data["rules"]))
-        game._seed = data["seed"]
-        game._deal_number = data["deal_number"]
-        game._previous_durak = data["previous_durak"]
+        # Scalars are checked by type: the compiled engine would refuse a wrong one anyway
+        # (took=0, limit=6.0), and so both builds read the same data the same way.
+        game._seed = _typed(data, "seed", (int, type(None)))
+        game._deal_number = _typed(data, "deal_number", int)
+        game._previous_durak = _typed(data, "previous_durak", (str, type(None)))
         trump_card = Card.parse(data["trump_card"]) if data["trump_card"] else None
         game._set_trump(parse_suit(data["trump_suit"]), trump_card)
         game._hands = {p: bits_of(parse_cards(data["hands"][p])) for p in game._players}
@@ -1097,9 +1116,9 @@ class Game:
         game._discard = parse_cards(data["discard"])
         game._set_active([p for p in game._players if p in set(data["active"])])
         game._out = [tuple(g) for g in data["out"]]
-        game._attacker = data["attacker"]
-        game._defender = data["defender"]
-        game._bout_opener = data["bout_opener"]
+        game._attacker = _typed(data, "attacker", str)
+        game._defender = _typed(data, "defender", str)
+        game._bout_opener = _typed(data, "bout_opener", str)
         game._attacks = [Card.parse(a) for a, _ in data["table"]]
         game._defences = [Card.parse(d) if d else None for _, d in data["table"]]
         for c in (*game._attacks, *game._defences):
@@ -1110,12 +1129,12 @@ class Game:
                 game._unbeaten |= a.bit
         # A finished game may name a defender who went out: nobody throws in any more.
         game._elig = game._compute_eligible() if game._defender in game._active else ()
-        game._limit = data["limit"]
-        game._took = data["took"]
+        game._limit = _typed(data, "limit", int)
+        game._took = _typed(data, "took", bool)
         game._passed = set(data["passed"])
         game._shown = set(parse_cards(data["shown"]))
-        game._first_bout = data["first_bout"]
-        game._bouts = data["bouts"]
+        game._first_bout = _typed(data, "first_bout", bool)
+        game._bouts = _typed(data, "bouts", int)
         # Kept as text until someone reads `history`; checked now, so bad data fails here.
         if data["history"]:
             movers, texts = zip(*data["history"], strict=True)  # [player, action] pairs
@@ -1127,11 +1146,11 @@ class Game:
         out = data["outcome"]
         if out is not None:
             game._outcome = Outcome(
-                durak=out["durak"],
-                draw=out["draw"],
-                resigned=out["resigned"],
+                durak=_typed(out, "durak", (str, type(None))),
+                draw=_typed(out, "draw", bool),
+                resigned=_typed(out, "resigned", (str, type(None))),
                 out_order=tuple(tuple(g) for g in out["out_order"]),
-                bouts=out["bouts"],
+                bouts=_typed(out, "bouts", int),
             )
         return game
 
@@ -1148,6 +1167,14 @@ class Game:
     def __repr__(self) -> str:
         state = "over" if self.is_over else f"{self._attacker} attacks {self._defender}"
         return f"<Game {list(self._players)} move {self.move_number}: {state}>"
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    """`data[key]`, which must be an instance of `kind` (a TypeError: malformed data)."""
+    value = data[key]
+    if not isinstance(value, kind):
+        raise TypeError(f"{key}: {value!r}")
+    return value
 
 
 _RULES_DICTS: dict[Rules, dict[str, Any]] = {}
@@ -1177,16 +1204,3 @@ def _rules_from_dict(data: Any) -> Rules:
         if key is not None and len(_RULES_BY_ITEMS) < _RULES_CACHE_MAX:
             _RULES_BY_ITEMS[key] = rules
     return rules
-
-
-_HANDLERS: dict[type[Action], Any] = {
-    Attack: Game._play_attack,
-    Defend: Game._play_defend,
-    Transfer: Game._play_transfer,
-    ShowTrump: Game._play_show,
-    Take: Game._play_take,
-    Pass: Game._play_pass,
-    Resign: Game._play_resign,
-    ExchangeTrump: Game._play_exchange,
-    Redeal: Game._play_redeal,
-}

@@ -7,7 +7,7 @@ nobody else's; the public view (`viewer is None`) holds no hand at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from engine.actions import Action
 from engine.cards import Card, Suit
@@ -47,3 +47,7 @@ class GameView:
     @property
     def open_attacks(self) -> tuple[Card, ...]:
         return tuple(a for a, d in self.table if d is None)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # As the fields, in order: the compiled engine's frozen classes take no state later.
+        return (GameView, tuple(getattr(self, f.name) for f in fields(self)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
 from engine import (
@@ -46,6 +49,22 @@ def test_actions_parse(action: Action, text: str) -> None:
     assert parse_action(text) == action
     assert Action.parse(text) == action
     assert type(parse_action(text)) is type(action)
+
+
+@pytest.mark.parametrize(("action", "text"), EXAMPLES, ids=[t for _, t in EXAMPLES])
+def test_actions_survive_pickle_and_copy(action: Action, text: str) -> None:
+    """Actions: values that pickle and copy to an equal action (in the compiled engine too,
+    whose frozen classes take no state once made)."""
+    for again in (pickle.loads(pickle.dumps(action)), copy.copy(action), copy.deepcopy(action)):
+        assert again == action
+        assert type(again) is type(action)
+
+
+@pytest.mark.parametrize("thing", [None, 5, b"take", ["take"], 7.0])
+def test_actions_parse_refuses_what_is_not_text_with_value_error(thing: object) -> None:
+    """Actions: not text at all is a ValueError too, as it is for malformed text."""
+    with raises_value_error():
+        parse_action(thing)
 
 
 def test_actions_round_trip_every_card() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
+import pickle
 import random
 import re
 
 import pytest
 
 from engine import Card, Defend, ErrorCode, Game, Rules, Suit, parse_cards
+from engine.cards import parse_suit
 from tests.engine.conftest import (
     SUITS,
     assert_illegal,
@@ -123,6 +126,24 @@ def test_r1_card_constructor_rejects_bad_rank_or_suit(rank: int, suit: str) -> N
     """R1: ranks are 2..14 and the suit one of the four."""
     with raises_value_error():
         Card(rank, suit)
+
+
+@pytest.mark.parametrize("thing", [None, 5, b"AS", ["A♠"], 10.0])
+def test_r1_parsing_what_is_not_text_is_a_value_error(thing: object) -> None:
+    """R1: the parsers take anything and refuse what is not text with ValueError, in the
+    pure and the compiled engine alike."""
+    with raises_value_error():
+        Card.parse(thing)
+    with raises_value_error():
+        parse_suit(thing)
+
+
+def test_r1_cards_survive_pickle_and_copy() -> None:
+    """R1: a card pickles and copies to itself (cards are interned)."""
+    for card in deck(52):
+        assert pickle.loads(pickle.dumps(card)) is card
+        assert copy.copy(card) is card
+        assert copy.deepcopy(card) is card
 
 
 def test_r1_parse_cards_reads_a_space_separated_list() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import random
 
 import pytest
@@ -119,6 +121,50 @@ def test_serialization_missing_format_is_value_error() -> None:
     del data["format"]
     with raises_value_error():
         Game.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("took", 0),
+        ("first_bout", 1),
+        ("limit", 6.0),
+        ("limit", None),
+        ("deal_number", "0"),
+        ("bouts", 1.5),
+        ("seed", "x"),
+        ("previous_durak", 5),
+        ("attacker", None),
+        ("defender", 1),
+    ],
+)
+def test_serialization_a_field_of_the_wrong_type_is_malformed(key: str, value: object) -> None:
+    """Serialization: a saved game with a wrongly typed field (a hand-edited one, say) is
+    refused, by the pure and the compiled engine alike, naming the field."""
+    data = _played(12).to_dict()
+    data[key] = value
+    with pytest.raises(ValueError, match=rf"malformed game data.*{key}"):
+        Game.from_dict(data)
+
+
+def test_serialization_an_outcome_of_the_wrong_type_is_malformed() -> None:
+    """Serialization: the same for the stored outcome of a finished game."""
+    game = position({"A": "6♠", "B": "7♦"}, trump="♣", first_bout=False)
+    play(game, ("A", att("6♠")), ("B", Take()))
+    data = game.to_dict()
+    data["outcome"]["draw"] = 0
+    with pytest.raises(ValueError, match=r"malformed game data.*draw"):
+        Game.from_dict(data)
+
+
+def test_serialization_views_survive_pickle_and_copy() -> None:
+    """Serialization: a player's view and the public one pickle and copy to equal views
+    (in the compiled engine too, whose frozen classes take no state once made)."""
+    game = _played(12)
+    for viewer in (None, *game.players):
+        view = game.view(viewer)
+        for again in (pickle.loads(pickle.dumps(view)), copy.copy(view), copy.deepcopy(view)):
+            assert again == view
 
 
 def _played(moves: int, seed: int = 5) -> Game:
