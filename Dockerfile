@@ -38,5 +38,7 @@ RUN pip install -e .
 COPY --from=engine /opt/engine /opt/engine
 
 USER durak
+# Fails the build unless the bot's user imports the compiled engine.
+RUN python -c "import engine; assert engine.COMPILED, engine.__file__"
 VOLUME ["/data"]
 CMD ["python", "-m", "bot"]

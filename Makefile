@@ -6,9 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 # The engine compiled with mypyc, beside the sources (tools/compile_engine.py): rebuilt when
-# an engine source changes. Python finds it first through PYTHONPATH; PYTHONSAFEPATH keeps
-# the current directory, and so the pure-Python sources, from coming before it.
-ENGINE_BUILD := build/engine
+# an engine source changes (the script dates .built to when it copied the sources). Python
+# finds it first through PYTHONPATH (absolute: tests start processes elsewhere);
+# PYTHONSAFEPATH keeps the current directory, and so the pure-Python sources, behind it.
+ENGINE_BUILD := $(CURDIR)/build/engine
 ENGINE_SOURCES := $(wildcard engine/*.py engine/*/*.py) tools/compile_engine.py
 COMPILED_ENV := PYTHONSAFEPATH=1 PYTHONPATH=$(ENGINE_BUILD)
 
@@ -23,7 +24,6 @@ $(STAMP): pyproject.toml
 
 $(ENGINE_BUILD)/.built: $(STAMP) $(ENGINE_SOURCES)
 	$(BIN)/python tools/compile_engine.py $(ENGINE_BUILD)
-	touch $@
 
 engine: $(ENGINE_BUILD)/.built
 

@@ -14,10 +14,15 @@ import sys
 import time
 from pathlib import Path
 
-# This file is named like the package it measures: keep its folder off the import path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+# This file is named like the package it measures: keep its folder off the import path; the
+# repository root goes last (for `tools`: a compiled engine on PYTHONPATH comes first).
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _ROOT / "bench"]
+sys.path.append(str(_ROOT))
 
+import engine  # noqa: E402
 from engine import COMPILED, Game, RandomPlayer, Rules  # noqa: E402
+from tools.compile_engine import build_digest, sources_digest  # noqa: E402
 
 
 def play_random_game(players: list[str], rules: Rules, seed: int) -> int:
@@ -73,6 +78,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
     args = parser.parse_args()
+    if COMPILED:
+        build = Path(engine.__file__).resolve().parent.parent
+        if build_digest(build) != sources_digest(_ROOT / "engine"):
+            raise SystemExit(f"{build} is older than the sources in engine/: run `make engine`")
     print(f"engine: {'compiled (mypyc)' if COMPILED else 'pure Python'}")
     for n in (2, 4):
         rate, steps = games_per_second(n, args.seconds)

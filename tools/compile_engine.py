@@ -4,34 +4,63 @@
 
 OUT gets a copy of the `engine` package in which the modules named in COMPILED are C
 extensions; the rest stay Python. Put OUT first on PYTHONPATH to use it: `make run`,
-`make test` and `make bench` do, and the Docker image does. The source tree itself stays
-pure Python, so an edit to `engine/*.py` is never hidden by a stale compiled module.
+`make test` and `make bench` do, and the Docker image does. The sources in `engine/` stay
+pure Python; OUT/.built holds a digest of the sources it was built from, and the tests and
+the engine benchmark refuse a build that no longer matches them.
 
-Compiled and pure engine are the same code and behave the same: `make test` runs every
-test against both. mypyc (part of mypy, pinned in pyproject.toml) turns the type-checked
-code into C: about twice the games per second (see the README). It needs a C compiler and
-the Python headers. When the build fails, OUT is removed, so nothing stale is left to use,
-and the exit code is 1.
+The two builds are the same code: `make test` runs every test on both, and they play
+seeded games identically. One difference is by design: called with an argument of a type
+its annotation excludes (a programming error that mypy flags), the compiled engine raises
+TypeError at the call. mypyc (part of mypy, pinned in pyproject.toml) needs a C compiler and
+the Python headers. When the build fails, OUT is removed, so nothing stale is left behind
+to import, and the exit code is 1.
+
+mypyc compiles what mypy accepts, with a few limits worth knowing when editing the engine:
+no `object.__new__(cls)` outside `__new__`, no ClassVar in a dataclass, module constants
+marked Final where hot code reads them, and compiled classes cannot be subclassed from
+Python (`Game` and `Card` are @final).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILED = ("cards", "actions", "events", "errors", "game", "view", "players")
 """The modules that run on every move. `rules` stays Python (a pydantic model), and so do
 the computer players in `engine.ai` (not yet written for mypyc)."""
+STAMP = ".built"
+
+
+def sources_digest(package: Path) -> str:
+    """A digest of every Python file of the package at `package`: names and contents."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            digest.update(f"{path.relative_to(package).as_posix()}\0".encode())
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def build_digest(build: Path) -> str | None:
+    """The sources digest a build at `build` was made from; None if there is none."""
+    try:
+        return (build / STAMP).read_text().strip()
+    except OSError:
+        return None
 
 
 def build(out: Path) -> None:
     shutil.rmtree(out, ignore_errors=True)
     out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
     with tempfile.TemporaryDirectory(prefix=f".{out.name}-", dir=out.parent) as tmp:
         work = Path(tmp)
         shutil.copytree(
@@ -39,22 +68,29 @@ def build(out: Path) -> None:
             work / "engine",
             ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c"),
         )
+        digest = sources_digest(work / "engine")
         sources = [f"engine/{name}.py" for name in COMPILED]
-        run([sys.executable, "-m", "mypyc", *sources], cwd=work)
+        run([sys.executable, "-m", "mypyc", *sources], cwd=work, what="mypyc")
         shutil.rmtree(work / "build")  # C sources and object files
         shutil.rmtree(work / ".mypy_cache", ignore_errors=True)
         check = "import engine, sys; sys.exit(0 if engine.COMPILED else 1)"
         env = {**os.environ, "PYTHONPATH": str(work)}
-        run([sys.executable, "-c", check], cwd=work, env=env)
+        run([sys.executable, "-c", check], cwd=work, what="importing the result", env=env)
+        stamp = work / STAMP
+        stamp.write_text(digest + "\n")
+        # As old as the copy of the sources: a file saved during the build is newer, and
+        # make builds again.
+        os.utime(stamp, (started, started))
+        work.chmod(0o755)  # mkdtemp made it private; the bot may run as another user
         work.rename(out)
         work.mkdir()  # for TemporaryDirectory's clean-up
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+def run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> None:
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-        raise SystemExit(f"compile_engine: {' '.join(cmd[1:3])} failed: the engine is not compiled")
+        raise SystemExit(f"compile_engine: {what} failed (output above): engine not compiled")
 
 
 def main() -> None:

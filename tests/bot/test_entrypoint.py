@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import bot.__main__ as bot_main
-from engine import Card, Game
+from engine import COMPILED, Card, Game
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
@@ -38,7 +38,10 @@ async def start_bot(server: LoopbackBotAPI, workdir: Path) -> asyncio.subprocess
         DATABASE_URL=f"sqlite:///{workdir / 'data' / 'durak.sqlite3'}",
         LOG_LEVEL="INFO",
         NO_PROXY="127.0.0.1,localhost",
-        PYTHONPATH=str(ROOT),
+        # The sources last: a compiled engine on PYTHONPATH (make test) must stay first.
+        PYTHONPATH=os.pathsep.join(
+            [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), str(ROOT)]
+        ),
     )
     log = (workdir / "bot.log").open("ab")  # a file, so the log survives a hung process
     try:
@@ -104,6 +107,8 @@ async def test_python_m_bot_plays_through_a_loopback_bot_api_and_resumes(tmp_pat
         finally:
             log = await stop_bot(bot, tmp_path)
         assert TOKEN.split(":")[1] not in log  # the token never reaches a log line
+        # the bot runs the same engine build as this test run (make test runs each)
+        assert f"engine: {'compiled (mypyc)' if COMPILED else 'pure Python'}" in log, log
         assert (tmp_path / "data" / "durak.sqlite3").exists()  # the default data directory
 
         # a new process finds the open lobby in the database and takes Bob's join

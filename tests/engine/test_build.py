@@ -8,11 +8,13 @@ import hashlib
 import json
 import os
 import random
+from pathlib import Path
 
 import pytest
 
 import engine
 from engine import Game, Resign, Rules
+from tools.compile_engine import build_digest, sources_digest
 
 EVERY_OPTION = Rules(
     transfer=True,
@@ -36,6 +38,21 @@ def test_the_build_under_test_is_the_one_asked_for() -> None:
         pytest.skip("DURAK_ENGINE is not set: this run is for whichever build imports")
     assert asked in ("pure", "compiled"), f"DURAK_ENGINE={asked!r}: say pure or compiled"
     assert engine.COMPILED is (asked == "compiled"), engine.__file__
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_compiled_engine_is_built_from_the_sources_of_today() -> None:
+    """A compiled run imports build/engine, a copy made by tools/compile_engine.py. After an
+    edit to engine/, that copy is stale until rebuilt (`make engine`; make run, test and
+    bench rebuild by themselves): a run by hand must not test yesterday's engine."""
+    if not engine.COMPILED:
+        pytest.skip("the pure-Python engine is the sources themselves")
+    build = Path(engine.__file__).resolve().parent.parent
+    assert build_digest(build) == sources_digest(ROOT / "engine"), (
+        f"{build} was built from other sources than {ROOT / 'engine'}: run `make engine`"
+    )
 
 
 def _play(players: list[str], rules: Rules, seed: int) -> str:

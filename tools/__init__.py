@@ -1,0 +1,1 @@
+"""Developer tools: tools/compile_engine.py compiles the engine with mypyc."""
