@@ -22,7 +22,7 @@ class Action:
         return (parse_action, (str(self),))
 
     @staticmethod
-    def parse(text: str) -> Action:
+    def parse(text: object) -> Action:
         return parse_action(text)
 
 
