@@ -1,16 +1,17 @@
 # The two commands the README promises: `make run` starts the bot, `make test` runs every check.
-# Both install what they need into .venv on a fresh machine (only Python and pip required).
+# Both install what they need into .venv on a fresh machine with Python and pip; the compiled
+# engine also needs a C compiler and the Python headers (make run starts without them).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-# The engine compiled with mypyc, beside the sources (tools/compile_engine.py): rebuilt when
-# an engine source changes (the script dates .built to when it copied the sources). Python
-# finds it first through PYTHONPATH (absolute: tests start processes elsewhere);
-# PYTHONSAFEPATH keeps the current directory, and so the pure-Python sources, behind it.
+# The engine compiled with mypyc, beside the sources (tools/compile_engine.py): the script
+# compares a digest of engine/ with the build's and compiles only when they differ, so make
+# calls it every time. Python finds the build first through PYTHONPATH (absolute: tests
+# start processes elsewhere); PYTHONSAFEPATH keeps the current directory, and so the
+# pure-Python sources, behind it.
 ENGINE_BUILD := $(CURDIR)/build/engine
-ENGINE_SOURCES := $(wildcard engine/*.py engine/*/*.py) tools/compile_engine.py
 COMPILED_ENV := PYTHONSAFEPATH=1 PYTHONPATH=$(ENGINE_BUILD)
 
 .PHONY: run test lint typecheck pytest bench format clean engine
@@ -22,10 +23,8 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
-$(ENGINE_BUILD)/.built: $(STAMP) $(ENGINE_SOURCES)
+engine: $(STAMP)
 	$(BIN)/python tools/compile_engine.py $(ENGINE_BUILD)
-
-engine: $(ENGINE_BUILD)/.built
 
 # Without a C compiler the bot still starts, with the pure-Python engine (the build leaves
 # no stale one behind).

@@ -81,7 +81,7 @@ def main() -> None:
     if COMPILED:
         build = Path(engine.__file__).resolve().parent.parent
         if build_digest(build) != sources_digest(_ROOT / "engine"):
-            raise SystemExit(f"{build} is older than the sources in engine/: run `make engine`")
+            raise SystemExit(f"{build} was built from other sources than engine/: `make engine`")
     print(f"engine: {'compiled (mypyc)' if COMPILED else 'pure Python'}")
     for n in (2, 4):
         rate, steps = games_per_second(n, args.seconds)

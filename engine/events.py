@@ -27,6 +27,10 @@ class Outcome:
     """Groups of players who went out together, first out first."""
     bouts: int
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # As the fields, in order: the compiled engine's frozen classes take no state later.
+        return (Outcome, (self.durak, self.draw, self.resigned, self.out_order, self.bouts))
+
 
 @dataclass(slots=True)
 class Event:

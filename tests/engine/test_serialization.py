@@ -149,22 +149,10 @@ def test_serialization_a_field_of_the_wrong_type_is_malformed(key: str, value: o
 
 def test_serialization_an_outcome_of_the_wrong_type_is_malformed() -> None:
     """Serialization: the same for the stored outcome of a finished game."""
-    game = position({"A": "6♠", "B": "7♦"}, trump="♣", first_bout=False)
-    play(game, ("A", att("6♠")), ("B", Take()))
-    data = game.to_dict()
+    data = _finished().to_dict()
     data["outcome"]["draw"] = 0
     with pytest.raises(ValueError, match=r"malformed game data.*draw"):
         Game.from_dict(data)
-
-
-def test_serialization_views_survive_pickle_and_copy() -> None:
-    """Serialization: a player's view and the public one pickle and copy to equal views
-    (in the compiled engine too, whose frozen classes take no state once made)."""
-    game = _played(12)
-    for viewer in (None, *game.players):
-        view = game.view(viewer)
-        for again in (pickle.loads(pickle.dumps(view)), copy.copy(view), copy.deepcopy(view)):
-            assert again == view
 
 
 def _played(moves: int, seed: int = 5) -> Game:
@@ -173,6 +161,22 @@ def _played(moves: int, seed: int = 5) -> Game:
     for _ in range(moves):
         _step(game, rng)
     return game
+
+
+def _finished() -> Game:
+    game = position({"A": "6♠", "B": "7♦"}, trump="♣", first_bout=False)
+    return play(game, ("A", att("6♠")), ("B", Take()))
+
+
+@pytest.mark.parametrize("game", [_played(12), _finished()], ids=["running", "over"])
+def test_serialization_games_and_views_survive_pickle_and_copy(game: Game) -> None:
+    """Serialization: a game, its public view and each player's view pickle and copy to
+    equal ones, running or over (in the compiled engine too, whose frozen classes take no
+    state once made)."""
+    for thing in (game, game.view(None), *(game.view(p) for p in game.players)):
+        for again in (pickle.loads(pickle.dumps(thing)), copy.copy(thing), copy.deepcopy(thing)):
+            assert again == thing
+    assert copy.deepcopy(game.outcome) == game.outcome
 
 
 @pytest.mark.parametrize(
