@@ -146,6 +146,9 @@ class Sim:
     over: bool
     durak: int  # the loser's seat, or DRAW
 
+    def __new__(cls) -> Sim:
+        return object.__new__(cls)  # an empty position (mypyc refuses object.__new__ elsewhere)
+
     @classmethod
     def start(
         cls,
@@ -157,7 +160,7 @@ class Sim:
         active: list[int] | None = None,
     ) -> Sim:
         """A position at the start of a bout (`stock` top at the end)."""
-        sim = object.__new__(cls)
+        sim = cls.__new__(cls)
         sim.ctx = context
         sim.n = len(hands)
         sim.hands = list(hands)
@@ -181,7 +184,7 @@ class Sim:
         bout: Bout,
     ) -> Sim:
         """A position in the middle of a bout, as `bout` describes it."""
-        sim = object.__new__(cls)
+        sim = cls.__new__(cls)
         sim.ctx, sim.n = context, len(hands)
         sim.hands, sim.stock, sim.active = list(hands), list(stock), list(active)
         sim.attacker, sim.defender, sim.opener = bout.attacker, bout.defender, bout.opener
@@ -198,7 +201,7 @@ class Sim:
 
     def copy(self) -> Sim:
         """An independent copy (the `Context` is shared)."""
-        s = object.__new__(Sim)
+        s = Sim.__new__(Sim)
         s.ctx, s.n = self.ctx, self.n
         s.hands, s.stock, s.active = self.hands[:], self.stock[:], self.active[:]
         s.attacker, s.defender, s.opener = self.attacker, self.defender, self.opener

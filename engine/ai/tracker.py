@@ -93,12 +93,15 @@ class Hypothesis:
     shown: int
     over: bool
 
+    def __new__(cls) -> Hypothesis:
+        return object.__new__(cls)  # an empty reading (mypyc refuses object.__new__ elsewhere)
+
     @classmethod
     def deal(
         cls, players: Sequence[str], rules: Rules, trump: Suit, face_up: Card | None
     ) -> Hypothesis:
         """The public state right after a deal (R3, R4), before the first attack."""
-        h = object.__new__(cls)
+        h = cls.__new__(cls)
         h.players, h.rules, h.trump, h.face_up = tuple(players), rules, trump, face_up
         h.counts = dict.fromkeys(players, rules.hand_size)
         h.known = dict.fromkeys(players, 0)
@@ -117,12 +120,19 @@ class Hypothesis:
 
     def copy(self) -> Hypothesis:
         """An independent copy, to fork a reading."""
-        h = object.__new__(Hypothesis)
-        for name in Hypothesis.__slots__:
-            setattr(h, name, getattr(self, name))
+        h = Hypothesis.__new__(Hypothesis)
+        h.players, h.rules, h.trump, h.face_up = self.players, self.rules, self.trump, self.face_up
         h.counts, h.known, h.lacks = dict(self.counts), dict(self.known), dict(self.lacks)
+        h.stock, h.discard, h.gone = self.stock, self.discard, self.gone
         h.active, h.attacks, h.defences = list(self.active), list(self.attacks), list(self.defences)
-        h.passed = set(self.passed)
+        h.started, h.attacker, h.defender, h.opener = (
+            self.started,
+            self.attacker,
+            self.defender,
+            self.opener,
+        )
+        h.limit, h.took, h.passed, h.elig = self.limit, self.took, set(self.passed), self.elig
+        h.first_bout, h.shown, h.over = self.first_bout, self.shown, self.over
         return h
 
     # ------------------------------------------------------------------ rules

@@ -14,6 +14,7 @@ import pytest
 
 import engine
 from engine import Game, Resign, Rules
+from engine.ai import Budget, make_player
 from tools.compile_engine import build_digest, sources_digest
 
 EVERY_OPTION = Rules(
@@ -75,3 +76,28 @@ def test_seeded_games_are_the_same_in_every_build() -> None:
             for seed in range(6):
                 digest.update(_play([f"p{i}" for i in range(n)], rules, seed).encode())
     assert digest.hexdigest()[:12] == SEEDED_GAMES_DIGEST
+
+
+# The same for games of computer players, with a search budget of iterations, not seconds.
+COMPUTER_GAMES_DIGEST = "13dccb3a6ad0"
+
+
+def test_computer_players_choose_the_same_in_every_build() -> None:
+    """Seeded computer players (`engine.ai`, compiled too) make the same choices in the pure
+    and the compiled engine: easy against medium and hard, two and three players."""
+    budget = Budget(seconds=None, iterations=6, solver_nodes=400)
+    digest = hashlib.sha256()
+    for seed, levels in enumerate(
+        (("medium", "easy"), ("hard", "easy"), ("easy", "hard", "medium"))
+    ):
+        players = [f"{level}{i}" for i, level in enumerate(levels)]
+        game = Game.new(players, seed=seed)
+        choosers = {
+            p: make_player(level, seed + i, None if level == "easy" else budget)
+            for i, (p, level) in enumerate(zip(players, levels, strict=True))
+        }
+        while not game.is_over:
+            player = sorted(game.to_act)[0]
+            game.apply(player, choosers[player].choose(game, player))
+        digest.update(json.dumps(game.to_dict(), sort_keys=True, ensure_ascii=False).encode())
+    assert digest.hexdigest()[:12] == COMPUTER_GAMES_DIGEST
