@@ -26,7 +26,7 @@ from telegram.request import BaseRequest
 from bot.config import Settings
 from bot.handlers import SERVICE_KEY, register
 from bot.i18n import Translator
-from bot.request import JsonRequest
+from bot.request import JsonRequest, UpdatesRequest
 from bot.service import GameService
 from engine import COMPILED
 from storage import Database, utcnow
@@ -72,8 +72,10 @@ def build_application(
     )
     # PTB's default for the bot's calls (a pool of 256 connections), on the shorter path.
     builder = builder.request(request or JsonRequest(connection_pool_size=256))
-    if get_updates_request is not None:
-        builder = builder.get_updates_request(get_updates_request)
+    # PTB's default for long polling (one connection), reading taps without their keyboards.
+    builder = builder.get_updates_request(
+        get_updates_request or UpdatesRequest(connection_pool_size=1)
+    )
     if rate_limiter:
         # Throttles to Telegram's limits. No retries: while the limiter waits out one 429 it
         # holds back every call of every chat; the bot retries per chat instead.

@@ -13,7 +13,12 @@ pool, timeouts, headers, proxies, mounts and event hooks) with a shorter path pe
 URL-encoding quotes each byte of a keyboard's JSON in pure Python; with the merging it was
 about 60% of the bot's cost per call, and the bot makes three or four calls per move (see
 `bench/bot.py`). Calls that upload files, and downloads (`retrieve`), take PTB's own path.
-Long polling (`getUpdates`, one call per poll) keeps PTB's own `HTTPXRequest`.
+
+`UpdatesRequest`, for long polling (`getUpdates`), is PTB's `HTTPXRequest` reading the
+updates without the one part the bot never reads: the keyboard of the message a button was
+tapped on. Every tap's update carries that message whole, and PTB makes an object of every
+button (a hand of 20 cards: some 400 attribute sets) only for the bot to look at the
+message's chat and id.
 
 Timeouts and the mapping of httpx's errors are PTB's; `tests/bot/test_request.py` checks them
 against `HTTPXRequest` itself, so that a new PTB release cannot make the two drift apart.
@@ -28,7 +33,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 if TYPE_CHECKING:
-    from telegram._utils.types import ODVInput
+    from telegram._utils.types import JSONDict, ODVInput
 
 _MAX_URLS = 256
 """Parsed URLs kept: one per Bot API method called, far fewer in practice."""
@@ -123,3 +128,22 @@ class JsonRequest(HTTPXRequest):
         except httpx.HTTPError as err:
             raise NetworkError(f"httpx.{err.__class__.__name__}: {err}") from err
         return response.status_code, response.content
+
+
+class UpdatesRequest(HTTPXRequest):
+    """`HTTPXRequest` for `getUpdates` that drops the keyboards of tapped messages (see the
+    module). Everything else in an update reaches PTB as Telegram sent it."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> JSONDict:
+        data = HTTPXRequest.parse_json_payload(payload)  # PTB's reading, exactly
+        result = data.get("result") if isinstance(data, dict) else None
+        if isinstance(result, list):
+            for update in result:
+                query = update.get("callback_query") if isinstance(update, dict) else None
+                message = query.get("message") if isinstance(query, dict) else None
+                if isinstance(message, dict):
+                    message.pop("reply_markup", None)
+        return data

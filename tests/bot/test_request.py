@@ -3,6 +3,7 @@ python-telegram-bot's timeouts and error mapping, and PTB's own path for files."
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
 from telegram.request import HTTPXRequest, RequestData
 
 from bot.app import build_application
-from bot.request import JsonRequest
+from bot.request import JsonRequest, UpdatesRequest
 from tests.bot.conftest import make_settings
 from tests.fakes import FakeTelegram, FakeUser
 
@@ -138,10 +139,70 @@ async def test_a_shut_down_request_refuses_calls(fake: FakeTelegram) -> None:
         await request.post(f"https://api.telegram.org/bot{fake.token}/getMe", RequestData())
 
 
-def test_the_bot_uses_it_by_default_and_ptbs_own_for_long_polling(tmp_path: Path) -> None:
+def test_the_bot_uses_it_by_default_and_updates_request_for_long_polling(tmp_path: Path) -> None:
     application = build_application(make_settings(tmp_path / "db.sqlite3"))
     assert isinstance(application.bot.request, JsonRequest)
-    assert type(application.bot._request[0]) is HTTPXRequest  # PTB's (get_updates) request
+    assert type(application.bot._request[0]) is UpdatesRequest  # the get_updates request
+
+
+# ------------------------------------------------------------- UpdatesRequest
+
+TAP = {
+    "update_id": 7,
+    "callback_query": {
+        "id": "q1",
+        "from": {"id": 1, "is_bot": False, "first_name": "Ann"},
+        "chat_instance": "c",
+        "data": "g:1:2:a:6S",
+        "message": {
+            "message_id": 42,
+            "date": 1,
+            "chat": {"id": 1, "type": "private"},
+            "text": "Your hand: 6♠ 7♠",
+            "reply_markup": {"inline_keyboard": [[{"text": "6♠", "callback_data": "x"}]]},
+        },
+    },
+}
+
+
+def test_updates_request_reads_a_tap_without_the_tapped_keyboard() -> None:
+    """A tap's update reaches PTB without the keyboard of the tapped message (the bot reads
+    only its chat and id); everything else, and every other update, as Telegram sent it."""
+    chat = {"message_id": 3, "date": 1, "chat": {"id": -5, "type": "group"}, "text": "/newgame"}
+    payload = {"ok": True, "result": [TAP, {"update_id": 8, "message": chat}]}
+    data = UpdatesRequest.parse_json_payload(json.dumps(payload).encode())
+    tap, other = data["result"]
+    message = tap["callback_query"].pop("message")
+    assert "reply_markup" not in message
+    assert message == {
+        k: v for k, v in TAP["callback_query"]["message"].items() if k != "reply_markup"
+    }
+    assert tap == {
+        "update_id": 7,
+        "callback_query": {k: v for k, v in TAP["callback_query"].items() if k != "message"},
+    }
+    assert other == {"update_id": 8, "message": chat}
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"ok": true, "result": [{"update_id": 1, "message": {"text": "caf\xff"}}]}',
+        b'{"ok": true, "result": NaN}',
+        b'{"ok": true, "result": 123456789012345678901234567890}',
+        b'{"ok": true, "result": []}',
+        b'{"ok": false, "error_code": 409, "description": "Conflict"}',
+        b"[1, 2]",
+    ],
+)
+def test_updates_request_reads_anything_else_as_ptb_does(payload: bytes) -> None:
+    """Bad UTF-8, NaN, huge integers, errors, odd shapes: read exactly as PTB reads them."""
+    assert UpdatesRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
+
+
+def test_updates_request_refuses_what_is_not_json_as_ptb_does() -> None:
+    with pytest.raises(TelegramError, match="Invalid server response"):
+        UpdatesRequest.parse_json_payload(b"<html>502</html>")
 
 
 # ------------------------------------------------------------- the same as PTB's own path

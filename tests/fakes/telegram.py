@@ -46,7 +46,7 @@ from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
-from bot.request import JsonRequest
+from bot.request import JsonRequest, UpdatesRequest
 from tests.fakes.html import HtmlParseError, parse_html, strip_text
 
 __all__ = [
@@ -611,8 +611,8 @@ class FakeTelegram:
         return cls(httpx_kwargs=httpx_kwargs, **kwargs)
 
     def updates_request(self) -> HTTPXRequest:
-        """The request object for long polling: PTB's own, as the bot uses in production."""
-        return self.request(plain=True)
+        """The request object for long polling, the bot's `UpdatesRequest` as in production."""
+        return UpdatesRequest(httpx_kwargs={"transport": self.transport})
 
     def bot(self) -> Bot:
         """A plain ``telegram.Bot`` wired to the fake (call ``await bot.initialize()``)."""
