@@ -718,10 +718,13 @@ class FakeTelegram:
         }
 
     async def deliver(self, app: AnyApplication, *updates: JSON) -> None:
-        """Process updates in the application directly (webhook-like, no polling).
-        The application must be initialized (``async with app:``)."""
+        """Process updates in the application directly, with no polling, but read as its
+        getUpdates request reads a poll's answer (the bot's `UpdatesRequest` leaves out what
+        it never reads). The application must be initialized (``async with app:``)."""
+        read = app.bot._request[0].parse_json_payload  # the get_updates request's
         for update in updates:
-            await app.process_update(Update.de_json(update, app.bot))
+            payload = json.dumps({"ok": True, "result": [update]}, ensure_ascii=False).encode()
+            await app.process_update(Update.de_json(read(payload)["result"][0], app.bot))
 
     def queue(self, *updates: JSON) -> None:
         """Make updates available to getUpdates (long polling wakes up)."""
