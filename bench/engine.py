@@ -22,7 +22,7 @@ sys.path.append(str(_ROOT))
 
 import engine  # noqa: E402
 from engine import COMPILED, Game, RandomPlayer, Rules  # noqa: E402
-from tools.compile_engine import build_digest, sources_digest  # noqa: E402
+from tools.compile_engine import is_current  # noqa: E402
 
 
 def play_random_game(players: list[str], rules: Rules, seed: int) -> int:
@@ -80,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     if COMPILED:
         build = Path(engine.__file__).resolve().parent.parent
-        if build_digest(build) != sources_digest(_ROOT / "engine"):
+        if not is_current(build):
             raise SystemExit(f"{build} was built from other sources than engine/: `make engine`")
     print(f"engine: {'compiled (mypyc)' if COMPILED else 'pure Python'}")
     for n in (2, 4):

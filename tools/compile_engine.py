@@ -86,6 +86,11 @@ def build_digest(build: Path) -> str | None:
         return None
 
 
+def is_current(build: Path) -> bool:
+    """Whether the build at `build` was made from today's `engine/` (and Python and mypy)."""
+    return build_digest(build) == sources_digest(ROOT / "engine")
+
+
 def build(out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
@@ -125,7 +130,7 @@ def run(cmd: list[str], cwd: Path, what: str, env: dict[str, str] | None = None)
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "build" / "engine").resolve()
-    if build_digest(out) == sources_digest(ROOT / "engine"):
+    if is_current(out):
         print(f"compile_engine: {out} is up to date")
         return
     build(out)
