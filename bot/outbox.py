@@ -20,6 +20,7 @@ from telegram import Bot, CallbackQuery
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.render import Rendered
+from bot.request import call
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +87,11 @@ class Outbox:
     async def _call(self, method: str, data: dict[str, Any], *, patient: bool = True) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
 
-        Through python-telegram-bot's own request path (`Bot._post`: its timeouts, its error
-        mapping to `BadRequest`, `Forbidden`, `RetryAfter`, and the rate limiter when one is
-        set) but without building a `Message` from every answer: the bot reads nothing of it
-        but a new message's id, and that parsing was a fifth of the bot's time per move.
+        Through `bot.request.call`: python-telegram-bot's request object (its timeouts, its
+        error mapping to `BadRequest`, `Forbidden`, `RetryAfter`) and the bot's rate limiter
+        when one is set, but without building a `Message` from every answer: the bot reads
+        nothing of it but a new message's id, and that parsing was a fifth of the bot's time
+        per move.
 
         A 429 is waited out here, once and for at most `MAX_INLINE_WAIT` s, for this call
         alone (python-telegram-bot's rate limiter would hold back every call of every chat);
@@ -97,7 +99,7 @@ class Outbox:
         """
         for attempt in range(INLINE_RETRIES + 1):
             try:
-                return await self.bot._post(method, data)
+                return await call(self.bot, method, data)
             except RetryAfter as exc:
                 wait = _seconds(exc)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:

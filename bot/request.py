@@ -1,24 +1,36 @@
-"""The HTTP request object the bot's own Bot API calls go through.
+"""The HTTP path of the bot's own Bot API calls, and of long polling.
 
-`JsonRequest` is python-telegram-bot's `HTTPXRequest` (the same httpx client: its connection
-pool, timeouts, headers, proxies, mounts and event hooks) with a shorter path per call:
+`call(bot, method, parameters)` is how the bot's outbox calls the Bot API: the parameters are
+encoded once, as one JSON object (orjson), and go through the bot's rate limiter, if it has
+one, to `BaseRequest.post`: python-telegram-bot's handling of the answer (its mapping of error
+codes to `BadRequest`, `Forbidden`, `RetryAfter`, `ChatMigrated`...). It leaves out what
+`Bot._post` adds for PTB's typed methods: `Defaults` (the bot sets none) and one
+`RequestParameter` per parameter, each value encoded on its own. The Bot API takes a JSON body
+as it takes a form: a string value is read as the form's text, so `reply_markup` may stay the
+JSON text the outbox makes of it.
 
-- the parameters go out as one JSON body (`RequestData.json_payload`), not URL-encoded. The Bot
-  API takes a JSON body as it takes a form: a string value is read as the form's text, so
-  `reply_markup` may stay the JSON text PTB and the outbox make of it;
-- the `httpx.Request` is built directly and handed to `AsyncClient.send`, which skips merging
-  the client's URL, headers and cookies into every call (`AsyncClient.request`); the client's
-  headers are merged once per client instead.
+`JsonRequest` is PTB's `HTTPXRequest` (the same httpx client: its connection pool, timeouts,
+headers, proxies and mounts) with a shorter path per call:
 
-URL-encoding quotes each byte of a keyboard's JSON in pure Python; with the merging it was
-about 60% of the bot's cost per call, and the bot makes three or four calls per move (see
-`bench/bot.py`). Calls that upload files, and downloads (`retrieve`), take PTB's own path.
+- the parameters go out as one JSON body (what `RequestData.json_payload` holds, encoded by
+  orjson), not URL-encoded;
+- the `httpx.Request` is built directly and handed to the transport the client would pick
+  for its URL. That skips what `AsyncClient.send` does around every call for features the Bot
+  API does not use: auth, redirects, cookies (a `http.cookiejar` round per answer), event
+  hooks. `JsonRequest` refuses client settings for them, so none is silently dropped;
+- the answer is read with orjson (PTB's own reading where orjson refuses it).
+
+Each of those was measured (`bench/bot.py`, README): URL-encoding quoted each byte of a
+keyboard's JSON in pure Python; `AsyncClient.send` cost about 130 µs per call on top of the
+transport, `Bot._post` about 60 µs; the bot makes three or four calls per move. Calls that
+upload files, and downloads (`retrieve`), take PTB's own path.
 
 `UpdatesRequest`, for long polling (`getUpdates`), is PTB's `HTTPXRequest` reading the
-updates without the one part the bot never reads: the keyboard of the message a button was
-tapped on. Every tap's update carries that message whole, and PTB makes an object of every
-button (a hand of 20 cards: some 400 attribute sets) only for the bot to look at the
-message's chat and id.
+updates (with orjson) without what the bot never reads: of the message a button was tapped
+on, it keeps the chat, the id and the date. Every tap's update carries that message whole,
+text, formatting and keyboard, and PTB makes an object of every entity and every button (a
+hand of 20 cards: some 400 attribute sets) only for the bot to look at the message's chat
+and id. Reading a tap's update took about 410 µs whole and 200 µs so.
 
 Timeouts and the mapping of httpx's errors are PTB's; `tests/bot/test_request.py` checks them
 against `HTTPXRequest` itself, so that a new PTB release cannot make the two drift apart.
@@ -26,11 +38,16 @@ against `HTTPXRequest` itself, so that a new PTB release cannot make the two dri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import orjson
+from telegram import Bot
 from telegram.error import NetworkError, TimedOut
+from telegram.ext import ExtBot
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 if TYPE_CHECKING:
     from telegram._utils.types import JSONDict, ODVInput
@@ -38,15 +55,51 @@ if TYPE_CHECKING:
 _MAX_URLS = 256
 """Parsed URLs kept: one per Bot API method called, far fewer in practice."""
 
+_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+"""`bytes.translate` table: digits become "0", everything else a space."""
+_LONG_RUN = b"0" * 19
+"""19 digits in a row: where an integer beyond 64 bits could be (see `_may_hold_long_ints`)."""
+
+
+def _may_hold_long_ints(payload: bytes) -> bool:
+    """Whether `payload` has a run of 19 digits. Translating and searching take about 6 µs
+    for an answer of 5 kB, where the regular expression ``\\d{19}`` took 100 µs."""
+    return _LONG_RUN in payload.translate(_DIGITS_ONLY)
+
 _DEFAULT = type(BaseRequest.DEFAULT_NONE)
 """PTB's "not given" marker type (`DefaultValue`): use the request's own setting."""
 
-_UNSUPPORTED = frozenset({"params", "cookies", "base_url"})
-"""Client settings `AsyncClient.send` does not apply to a request built outside the client."""
+_UNSUPPORTED = frozenset(
+    {"params", "cookies", "base_url", "auth", "event_hooks", "follow_redirects", "max_redirects"}
+)
+"""Client settings that calls past `AsyncClient.send`, straight to its transport, would not
+apply: refused rather than silently dropped."""
+
+
+async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
+    """Call Bot API `method` with `parameters` (text, numbers, booleans, JSON text; None
+    values are left out); its result as JSON (see the module). Raises PTB's errors."""
+    body = RequestData(
+        [RequestParameter(k, v, None) for k, v in parameters.items() if v is not None]
+    )
+    url = f"{bot.base_url}/{method}"
+    request = bot.request
+    limiter = bot.rate_limiter if isinstance(bot, ExtBot) else None
+    if limiter is None:
+        return await request.post(url, body)
+    return await limiter.process_request(
+        callback=request.post,
+        args=(url, body),
+        kwargs={},
+        endpoint=method,
+        data={k: v for k, v in parameters.items() if v is not None},
+        rate_limit_args=None,
+    )
 
 
 class JsonRequest(HTTPXRequest):
-    """`HTTPXRequest` sending JSON bodies through `AsyncClient.send` (see the module)."""
+    """`HTTPXRequest` sending JSON bodies straight to the client's transport (see the
+    module)."""
 
     __slots__ = ("_headers", "_headers_of", "_urls")
 
@@ -109,12 +162,17 @@ class JsonRequest(HTTPXRequest):
             method,
             target,
             headers=self._headers_for(client),
-            content=request_data.json_payload,
+            content=orjson.dumps(request_data.json_parameters),
             extensions={"timeout": timeout},
         )
         # PTB's mapping of httpx's errors, as in HTTPXRequest.do_request.
         try:
-            response = await client.send(request)
+            # The transport AsyncClient.send would use (mounts, proxies from the environment).
+            response = await client._transport_for_url(target).handle_async_request(request)
+            try:
+                content = await response.aread()
+            finally:
+                await response.aclose()  # the connection goes back to the pool
         except httpx.TimeoutException as err:
             if isinstance(err, httpx.PoolTimeout):
                 raise TimedOut(
@@ -127,23 +185,44 @@ class JsonRequest(HTTPXRequest):
             raise TimedOut from err
         except httpx.HTTPError as err:
             raise NetworkError(f"httpx.{err.__class__.__name__}: {err}") from err
-        return response.status_code, response.content
+        return response.status_code, content
+
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> JSONDict:
+        """The answer, read with orjson. What orjson refuses (bad UTF-8, NaN, a lone
+        surrogate, not JSON) or might read otherwise (an integer beyond 64 bits, which it
+        makes a float: a run of 19 digits) is read by PTB's own method, which decides."""
+        if not _may_hold_long_ints(payload):
+            try:
+                data: JSONDict = orjson.loads(payload)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                return data
+        return HTTPXRequest.parse_json_payload(payload)
 
 
 class UpdatesRequest(HTTPXRequest):
-    """`HTTPXRequest` for `getUpdates` that drops the keyboards of tapped messages (see the
-    module). Everything else in an update reaches PTB as Telegram sent it."""
+    """`HTTPXRequest` for `getUpdates` that keeps of a tapped message only what the bot reads
+    (see the module). Everything else in an update reaches PTB as Telegram sent it."""
 
     __slots__ = ()
 
     @staticmethod
     def parse_json_payload(payload: bytes) -> JSONDict:
-        data = HTTPXRequest.parse_json_payload(payload)  # PTB's reading, exactly
+        data = JsonRequest.parse_json_payload(payload)  # PTB's reading, with orjson
         result = data.get("result") if isinstance(data, dict) else None
         if isinstance(result, list):
             for update in result:
                 query = update.get("callback_query") if isinstance(update, dict) else None
-                message = query.get("message") if isinstance(query, dict) else None
-                if isinstance(message, dict):
-                    message.pop("reply_markup", None)
+                if not isinstance(query, dict):
+                    continue
+                message = query.get("message")
+                if isinstance(message, dict) and all(key in message for key in _KEPT):
+                    query["message"] = {key: message[key] for key in _KEPT}
         return data
+
+
+_KEPT = ("message_id", "date", "chat")
+"""What the bot reads of a tapped message: its chat and id (and the date, by which PTB tells
+a message from one Telegram no longer shows the bot, whose date is 0)."""

@@ -4,17 +4,20 @@ python-telegram-bot's timeouts and error mapping, and PTB's own path for files."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
-from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.ext import BaseRateLimiter, ExtBot
 from telegram.request import HTTPXRequest, RequestData
 
 from bot.app import build_application
-from bot.request import JsonRequest, UpdatesRequest
+from bot.request import JsonRequest, UpdatesRequest, call
 from tests.bot.conftest import make_settings
 from tests.fakes import FakeTelegram, FakeUser
 
@@ -145,6 +148,116 @@ def test_the_bot_uses_it_by_default_and_updates_request_for_long_polling(tmp_pat
     assert type(application.bot._request[0]) is UpdatesRequest  # the get_updates request
 
 
+# ------------------------------------------------------------- call: the outbox's path
+
+
+class RecordingLimiter(BaseRateLimiter[int]):
+    """A rate limiter that lets every call through and keeps what it was shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    async def process_request(  # type: ignore[override]
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        self.seen.append((endpoint, data))
+        return await callback(*args, **kwargs)
+
+
+async def test_call_sends_one_json_body_without_none_values_and_returns_the_result(
+    fake: FakeTelegram, spy: Spy, bot: Bot
+) -> None:
+    user = _started(fake)
+    markup = '{"inline_keyboard":[[{"text":"7♠","callback_data":"g1:2:a"}]]}'
+    result = await call(
+        bot,
+        "sendMessage",
+        {
+            "chat_id": user.id,
+            "text": "<b>7♠</b>",
+            "parse_mode": "HTML",
+            "reply_markup": markup,
+            "reply_parameters": None,
+        },
+    )
+    sent = json.loads(spy.last.content)
+    assert sent == {
+        "chat_id": str(user.id),
+        "text": "<b>7♠</b>",
+        "parse_mode": "HTML",
+        "reply_markup": markup,
+    }  # the values PTB's own JSON body would hold
+    (message,) = fake.messages(user.id)
+    assert result["message_id"] == message.message_id
+    assert message.text == "7♠" and message.button_texts == ["7♠"]
+
+
+async def test_call_raises_ptbs_errors(fake: FakeTelegram, spy: Spy, bot: Bot) -> None:
+    user = _started(fake)
+    fake.fail_next("sendMessage", 429, retry_after=3)
+    with pytest.raises(RetryAfter) as caught:
+        await call(bot, "sendMessage", {"chat_id": user.id, "text": "hi"})
+    assert caught.value.retry_after in (3, timedelta(seconds=3))
+    user.block_bot()
+    with pytest.raises(Forbidden):
+        await call(bot, "sendMessage", {"chat_id": user.id, "text": "hi"})
+    other = fake.user(2, "Bo")
+    other.start_private()
+    with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
+        await call(bot, "editMessageText", {"chat_id": other.id, "message_id": 99, "text": "hi"})
+
+
+async def test_call_goes_through_the_bots_rate_limiter(fake: FakeTelegram) -> None:
+    """Production's bot throttles with AIORateLimiter: the outbox's calls pass it too, with
+    the chat they go to (the limiter holds groups to 20 messages a minute)."""
+    user = _started(fake)
+    limiter = RecordingLimiter()
+    async with ExtBot(
+        fake.token,
+        request=fake.request(),
+        get_updates_request=fake.updates_request(),
+        rate_limiter=limiter,
+    ) as bot:
+        await call(bot, "sendMessage", {"chat_id": user.id, "text": "hi", "reply_markup": None})
+    assert limiter.seen[-1] == ("sendMessage", {"chat_id": user.id, "text": "hi"})
+    assert fake.messages(user.id)[-1].text == "hi"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"ok": true, "result": {"message_id": 5, "text": "7\\u2660 \\ud83c\\udccf"}}',
+        b'{"ok": true, "result": [{"update_id": 1, "message": {"text": "caf\xff"}}]}',
+        b'{"ok": true, "result": {"text": "lone \\ud800"}}',
+        b'{"ok": true, "result": NaN}',
+        b'{"ok": true, "result": 123456789012345678901234567890}',
+        b'{"ok": true, "result": 1.5e300}',
+        b'{"ok": false, "error_code": 400, "description": "Bad Request: x", "a": 1, "a": 2}',
+        b"[1, 2]",
+    ],
+)
+def test_json_request_reads_answers_as_ptb_does(payload: bytes) -> None:
+    """orjson reads the answers; whatever it reads or refuses, the result is PTB's own."""
+    assert JsonRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
+
+
+def test_json_request_refuses_what_is_not_json_as_ptb_does() -> None:
+    with pytest.raises(TelegramError, match="Invalid server response"):
+        JsonRequest.parse_json_payload(b"<html>502</html>")
+
+
 # ------------------------------------------------------------- UpdatesRequest
 
 TAP = {
@@ -165,23 +278,36 @@ TAP = {
 }
 
 
-def test_updates_request_reads_a_tap_without_the_tapped_keyboard() -> None:
-    """A tap's update reaches PTB without the keyboard of the tapped message (the bot reads
-    only its chat and id); everything else, and every other update, as Telegram sent it."""
+def test_updates_request_reads_of_a_tapped_message_only_its_chat_id_and_date() -> None:
+    """A tap's update reaches PTB with the tapped message's chat, id and date, without its
+    text, formatting and keyboard (the bot reads only the chat and id); everything else, and
+    every other update, as Telegram sent it."""
     chat = {"message_id": 3, "date": 1, "chat": {"id": -5, "type": "group"}, "text": "/newgame"}
     payload = {"ok": True, "result": [TAP, {"update_id": 8, "message": chat}]}
     data = UpdatesRequest.parse_json_payload(json.dumps(payload).encode())
     tap, other = data["result"]
     message = tap["callback_query"].pop("message")
-    assert "reply_markup" not in message
-    assert message == {
-        k: v for k, v in TAP["callback_query"]["message"].items() if k != "reply_markup"
-    }
+    assert message == {"message_id": 42, "date": 1, "chat": {"id": 1, "type": "private"}}
     assert tap == {
         "update_id": 7,
         "callback_query": {k: v for k, v in TAP["callback_query"].items() if k != "message"},
     }
     assert other == {"update_id": 8, "message": chat}
+    # What PTB makes of it: the tapped message with its chat and id, still a Message.
+    update = Update.de_json(
+        UpdatesRequest.parse_json_payload(json.dumps(payload).encode())["result"][0], None
+    )
+    assert update.callback_query is not None
+    tapped = update.callback_query.message
+    assert isinstance(tapped, Message) and tapped.is_accessible
+    assert (tapped.chat.id, tapped.message_id, tapped.text) == (1, 42, None)
+
+
+def test_updates_request_leaves_a_tapped_message_it_cannot_read_to_ptb() -> None:
+    """A message without a chat, id or date is handed on as sent: PTB refuses it as ever."""
+    odd = {"update_id": 9, "callback_query": {**TAP["callback_query"], "message": {"text": "x"}}}
+    payload = json.dumps({"ok": True, "result": [odd]}).encode()
+    assert UpdatesRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
 
 
 @pytest.mark.parametrize(
@@ -253,31 +379,47 @@ async def test_httpx_errors_become_the_same_telegram_errors_as_through_ptb(
     assert raised[0] == raised[1]
 
 
-async def test_the_clients_headers_and_event_hooks_apply_as_through_ptb(fake: FakeTelegram) -> None:
+async def test_the_clients_headers_apply_as_through_ptb(fake: FakeTelegram) -> None:
     spy = Spy(fake)
-    hooked: list[str] = []
-
-    async def hook(request: httpx.Request) -> None:
-        hooked.append(request.url.path.rsplit("/", 1)[-1])
-
     request = JsonRequest(
-        httpx_kwargs={
-            "transport": spy.transport,
-            "headers": {"X-Proxy-Auth": "secret"},
-            "event_hooks": {"request": [hook]},
-        }
+        httpx_kwargs={"transport": spy.transport, "headers": {"X-Proxy-Auth": "secret"}}
     )
     async with Bot(fake.token, request=request, get_updates_request=fake.updates_request()):
         pass  # initialize: getMe
     sent = spy.last.headers
     assert sent["x-proxy-auth"] == "secret" and "gzip" in sent["accept-encoding"]
     assert sent["user-agent"] == JsonRequest.USER_AGENT
-    assert hooked == ["getMe"]
 
 
-def test_client_settings_it_cannot_apply_are_refused() -> None:
-    with pytest.raises(ValueError, match="cookies"):
-        JsonRequest(httpx_kwargs={"cookies": {"a": "b"}})
+async def test_the_transport_mounted_for_the_url_is_the_one_used(fake: FakeTelegram) -> None:
+    """Calls skip `AsyncClient.send` but not its choice of transport (mounts, proxies)."""
+    spy, unused = Spy(fake), Spy(fake)
+    request = JsonRequest(
+        httpx_kwargs={
+            "transport": unused.transport,
+            "mounts": {"https://api.telegram.org": spy.transport},
+        }
+    )
+    async with Bot(fake.token, request=request, get_updates_request=fake.updates_request()):
+        pass  # initialize: getMe
+    assert [r.url.path.rsplit("/", 1)[-1] for r in spy.requests] == ["getMe"]
+    assert unused.requests == []
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"cookies": {"a": "b"}},
+        {"event_hooks": {"request": []}},
+        {"auth": ("user", "password")},
+        {"follow_redirects": True},
+    ],
+)
+def test_client_settings_it_cannot_apply_are_refused(setting: dict[str, object]) -> None:
+    """Settings `AsyncClient.send` would apply and the direct path would not: refused at
+    start-up, not dropped without a word."""
+    with pytest.raises(ValueError, match=next(iter(setting))):
+        JsonRequest(httpx_kwargs=setting)
 
 
 async def test_a_download_takes_ptbs_own_path() -> None:
