@@ -66,6 +66,7 @@ def _may_hold_long_ints(payload: bytes) -> bool:
     for an answer of 5 kB, where the regular expression ``\\d{19}`` took 100 µs."""
     return _LONG_RUN in payload.translate(_DIGITS_ONLY)
 
+
 _DEFAULT = type(BaseRequest.DEFAULT_NONE)
 """PTB's "not given" marker type (`DefaultValue`): use the request's own setting."""
 
