@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import httpx
+import orjson
 from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
@@ -76,6 +77,15 @@ NOT_MODIFIED = (
     "are exactly the same as a current content and reply markup of the message"
 )
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+
+
+def _json_response(status: int, body: JSON) -> httpx.Response:
+    """An answer as Telegram sends it: compact UTF-8 JSON (orjson: the fake answers every call
+    the bot benchmark makes, and the standard library's encoding was a third of its work)."""
+    return httpx.Response(
+        status, content=orjson.dumps(body), headers={"Content-Type": "application/json"}
+    )
+
 
 _METHODS = (
     "getMe",
@@ -1043,7 +1053,7 @@ class FakeTelegram:
         if injected is not None and injected.timeout:
             call.timed_out = True
             raise httpx.ReadTimeout("FakeTelegram: injected timeout after apply", request=request)
-        return httpx.Response(200, json={"ok": True, "result": result})
+        return _json_response(200, {"ok": True, "result": result})
 
     def _fail(self, call: Call, exc: _ApiError) -> httpx.Response:
         call.ok = False
@@ -1058,7 +1068,7 @@ class FakeTelegram:
         body: JSON = {"ok": False, "error_code": code, "description": description}
         if parameters:
             body["parameters"] = parameters
-        return httpx.Response(code, json=body)
+        return _json_response(code, body)
 
     def _parse_params(self, request: httpx.Request) -> JSON:
         raw: dict[str, str] = dict(parse_qsl(request.url.query.decode(), keep_blank_values=True))
