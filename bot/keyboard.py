@@ -3,17 +3,17 @@
 python-telegram-bot's `InlineKeyboardMarkup` would do the same job, but each of its buttons is a
 full `TelegramObject` (built, frozen, then turned back into a dict on every call): for a hand
 of a dozen cards that was a large share of the bot's time per move. These keep only what the
-bot uses (callback and link buttons), use the Bot API's own field names, and are encoded once.
+bot uses (callback and link buttons), use the Bot API's own field names, and are encoded once
+(orjson: compact UTF-8 JSON, several times as fast as the standard library).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+import orjson
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class Keyboard:
     def __init__(self, rows: Iterable[Iterable[Button]]) -> None:
         keyboard = tuple(tuple(row) for row in rows)
         object.__setattr__(self, "inline_keyboard", keyboard)
-        object.__setattr__(self, "json", _ENCODER.encode(self.to_dict()))
+        object.__setattr__(self, "json", orjson.dumps(self.to_dict()).decode())
 
     def to_dict(self) -> dict[str, Any]:
         return {"inline_keyboard": [[b.to_dict() for b in row] for row in self.inline_keyboard]}
