@@ -15,6 +15,7 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message, U
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import BaseRateLimiter, ExtBot
 from telegram.request import HTTPXRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 from bot.app import build_application
 from bot.request import JsonRequest, UpdatesRequest, call
@@ -389,6 +390,41 @@ async def test_the_clients_headers_apply_as_through_ptb(fake: FakeTelegram) -> N
     sent = spy.last.headers
     assert sent["x-proxy-auth"] == "secret" and "gzip" in sent["accept-encoding"]
     assert sent["user-agent"] == JsonRequest.USER_AGENT
+
+
+@pytest.mark.parametrize(
+    "base", ["https://api.telegram.org/bot", "http://localhost:8081/bot"]
+)  # Telegram's, and a local Bot API server's
+async def test_a_calls_headers_are_the_ones_the_client_would_send(
+    fake: FakeTelegram, base: str
+) -> None:
+    """The request is built past `AsyncClient.build_request` (with `stream=`, no headers of
+    httpx's own): its headers must still be the ones the client would send."""
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"ok": True, "result": True})
+
+    request = JsonRequest(
+        httpx_kwargs={"transport": httpx.MockTransport(answer), "headers": {"X-A": "b"}}
+    )
+    await request.initialize()
+    url = f"{base}{fake.token}/answerCallbackQuery"
+    body = RequestData([RequestParameter("callback_query_id", "q1", None)])
+    assert await request.post(url, body) is True
+    (sent,) = seen
+    async with httpx.AsyncClient(headers={"X-A": "b"}) as client:
+        expected = client.build_request(
+            "POST",
+            url,
+            content=sent.content,
+            headers={"User-Agent": JsonRequest.USER_AGENT, "Content-Type": "application/json"},
+        )
+    assert sorted(sent.headers.multi_items()) == sorted(expected.headers.multi_items())
+    assert sent.headers["content-length"] == str(len(sent.content))
+    assert json.loads(sent.content) == {"callback_query_id": "q1"}
+    await request.shutdown()
 
 
 async def test_the_transport_mounted_for_the_url_is_the_one_used(fake: FakeTelegram) -> None:
