@@ -255,6 +255,8 @@ def stored_counts(db_path: Path) -> tuple[int, dict[str, int]]:
 async def run(args: argparse.Namespace, db_path: Path) -> bool:
     settings = make_settings(
         db_path,
+        database_url=f"sqlite:///{db_path}"
+        + ("?executor=inline" if args.executor == "inline" else ""),
         table_edit_interval=args.table_edit_interval,
         turn_timeout=3600,
         lobby_timeout=3600,
@@ -333,6 +335,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     unanswered = stats.unanswered + len(fake.unanswered_callbacks())
     offered = f"{args.rate:g}/s offered" if args.rate > 0 else "as fast as handled"
     print(f"games: {args.games} x {args.players} players, seed {args.seed}")
+    print(f"SQLite executor: {args.executor}")
     print(f"taps: {offered}, {args.mistakes:.0%} on any button, the rest on playable ones")
     print(f"player actions (button taps): {taps}, {taps / args.games:.1f} per game")
     print(f"play phase: {played:.2f} s, {elapsed:.2f} s with the final table flush")
@@ -398,6 +401,12 @@ def main() -> None:
         type=float,
         default=3.0,
         help="seconds between table edits of one group (production default 3.0)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("aiosqlite", "inline"),
+        default="aiosqlite",
+        help="SQLite executor (DATABASE_URL's ?executor=; the default is production's)",
     )
     parser.add_argument("--tracemalloc", action="store_true", help="also trace the Python heap")
     args = parser.parse_args()

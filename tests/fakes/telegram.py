@@ -733,7 +733,7 @@ class FakeTelegram:
         it never reads). The application must be initialized (``async with app:``)."""
         read = app.bot._request[0].parse_json_payload  # the get_updates request's
         for update in updates:
-            payload = json.dumps({"ok": True, "result": [update]}, ensure_ascii=False).encode()
+            payload = orjson.dumps({"ok": True, "result": [update]})
             await app.process_update(Update.de_json(read(payload)["result"][0], app.bot))
 
     def queue(self, *updates: JSON) -> None:
