@@ -15,10 +15,13 @@ headers, proxies and mounts) with a shorter path per call:
 - the parameters go out as one JSON body (what `RequestData.json_payload` holds, encoded by
   orjson), not URL-encoded;
 - the `httpx.Request` is built directly, with the headers the client would send made once
-  per URL, and handed to the transport the client would pick for its URL. That skips what `AsyncClient.send` does around every call for features the Bot
-  API does not use: auth, redirects, cookies (a `http.cookiejar` round per answer), event
-  hooks. `JsonRequest` refuses client settings for them, so none is silently dropped;
-- the answer is read with orjson (PTB's own reading where orjson refuses it).
+  per URL (Basic auth from credentials in the URL included), and handed to the transport
+  the client would pick for its URL. That skips what `AsyncClient.send` does around every
+  call for features the Bot API does not use: auth, redirects, cookies (a `http.cookiejar`
+  round per answer), event hooks. `JsonRequest` refuses client settings for them, so none
+  is silently dropped;
+- the answer is read with orjson (PTB's own reading where orjson refuses it, or might read
+  it otherwise).
 
 Each of those was measured (`bench/bot.py`, README): URL-encoding quoted each byte of a
 keyboard's JSON in pure Python; `AsyncClient.send` cost about 130 µs per call on top of the
@@ -38,6 +41,7 @@ against `HTTPXRequest` itself, so that a new PTB release cannot make the two dri
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -57,16 +61,33 @@ _MAX_URLS = 256
 
 Header = tuple[bytes, bytes]
 
-_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-"""`bytes.translate` table: digits become "0", everything else a space."""
+_SHAPES = bytes(48 if 48 <= b <= 57 else b if b in b'"-' else 32 for b in range(256))
+"""`bytes.translate` table: digits become "0", quotes and minus signs stay, the rest a space."""
 _LONG_RUN = b"0" * 19
-"""19 digits in a row: where an integer beyond 64 bits could be (see `_may_hold_long_ints`)."""
+_QUOTE = ord('"')
+_MINUS = ord("-")
 
 
 def _may_hold_long_ints(payload: bytes) -> bool:
-    """Whether `payload` has a run of 19 digits. Translating and searching take about 6 µs
-    for an answer of 5 kB, where the regular expression ``\\d{19}`` took 100 µs."""
-    return _LONG_RUN in payload.translate(_DIGITS_ONLY)
+    """Whether `payload` may hold an integer beyond 64 bits, which orjson reads as a float:
+    a run of 19 digits that does not open a string. (Telegram's callback query ids and chat
+    instances are such runs, in strings: every tap has them.) A run inside a string after
+    other text counts too; that only costs the slower reading. Translating and searching
+    take about 6 µs for an answer of 5 kB, where the regular expression ``\\d{19}`` took
+    100 µs."""
+    shapes = payload.translate(_SHAPES)
+    start = shapes.find(_LONG_RUN)
+    while start != -1:
+        before = start - 1
+        if before >= 0 and shapes[before] == _MINUS:
+            before -= 1
+        if before < 0 or shapes[before] != _QUOTE:
+            return True  # a number (a digit before it would have started the run earlier)
+        end = start + len(_LONG_RUN)
+        while end < len(shapes) and shapes[end] == _LONG_RUN[0]:
+            end += 1  # the rest of this run
+        start = shapes.find(_LONG_RUN, end)
+    return False
 
 
 _DEFAULT = type(BaseRequest.DEFAULT_NONE)
@@ -133,6 +154,9 @@ class JsonRequest(HTTPXRequest):
             headers = httpx.Headers(client.headers)
             headers["User-Agent"] = self.USER_AGENT
             headers["Content-Type"] = "application/json"
+            if parsed.username or parsed.password:  # as AsyncClient.send: Basic auth
+                credentials = f"{parsed.username}:{parsed.password}".encode()
+                headers["Authorization"] = f"Basic {base64.b64encode(credentials).decode()}"
             raw = headers.raw if "Host" in headers else [(b"Host", parsed.netloc), *headers.raw]
             target = self._targets[url] = (parsed, raw)
         return target
@@ -170,7 +194,10 @@ class JsonRequest(HTTPXRequest):
             "pool": default.pool if isinstance(pool_timeout, _DEFAULT) else pool_timeout,
         }
         target, headers = self._target(client, url)
-        body = orjson.dumps(request_data.json_parameters)
+        try:
+            body = orjson.dumps(request_data.json_parameters)
+        except orjson.JSONEncodeError:  # text orjson will not encode (a lone surrogate)
+            body = request_data.json_payload  # PTB's encoding: Telegram then says what is wrong
         # With `stream=`, httpx adds no headers of its own (the ones `content=` would add are
         # in `headers`, and the length here): a quarter of the cost of building it.
         request = httpx.Request(

@@ -3,7 +3,10 @@ python-telegram-bot's timeouts and error mapping, and PTB's own path for files."
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Coroutine
 from datetime import timedelta
 from pathlib import Path
@@ -244,6 +247,9 @@ async def test_call_goes_through_the_bots_rate_limiter(fake: FakeTelegram) -> No
         b'{"ok": true, "result": {"text": "lone \\ud800"}}',
         b'{"ok": true, "result": NaN}',
         b'{"ok": true, "result": 123456789012345678901234567890}',
+        b'{"ok": true, "result": [18446744073709551616, -9223372036854775809]}',  # 2**64, -2**63-1
+        b'{"ok": true, "result": [18446744073709551615, 9999999999999999999]}',  # within 64 bits
+        b'{"ok": true, "result": {"id": "q", "n": 12345678901234567890123}}',
         b'{"ok": true, "result": 1.5e300}',
         b'{"ok": false, "error_code": 400, "description": "Bad Request: x", "a": 1, "a": 2}',
         b"[1, 2]",
@@ -252,6 +258,29 @@ async def test_call_goes_through_the_bots_rate_limiter(fake: FakeTelegram) -> No
 def test_json_request_reads_answers_as_ptb_does(payload: bytes) -> None:
     """orjson reads the answers; whatever it reads or refuses, the result is PTB's own."""
     assert JsonRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
+
+
+def test_telegrams_long_ids_in_strings_are_read_by_orjson(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Callback query ids and chat instances are 19-digit runs in strings, in every tap: they
+    hold no integer orjson could misread, so they take the fast reading, not PTB's."""
+
+    def refuse(payload: bytes) -> Any:
+        raise AssertionError("read by PTB's slower method")
+
+    tap = {
+        **TAP,
+        "callback_query": {
+            **TAP["callback_query"],
+            "id": "3431826384290166011",
+            "chat_instance": "-3431826384290166011",
+        },
+    }
+    payload = json.dumps({"ok": True, "result": [tap]}).encode()
+    expected = HTTPXRequest.parse_json_payload(payload)
+    monkeypatch.setattr(HTTPXRequest, "parse_json_payload", staticmethod(refuse))
+    assert JsonRequest.parse_json_payload(payload) == expected
 
 
 def test_json_request_refuses_what_is_not_json_as_ptb_does() -> None:
@@ -425,6 +454,73 @@ async def test_a_calls_headers_are_the_ones_the_client_would_send(
     assert sent.headers["content-length"] == str(len(sent.content))
     assert json.loads(sent.content) == {"callback_query_id": "q1"}
     await request.shutdown()
+
+
+async def test_credentials_in_the_url_are_sent_as_the_client_would(fake: FakeTelegram) -> None:
+    """A Bot API server behind Basic auth (`BOT_API_BASE_URL=https://user:pw@host/bot`):
+    the same Authorization header as through PTB's own request."""
+    sent = []
+    for request_class in (JsonRequest, HTTPXRequest):
+        spy = Spy(fake)
+        request = request_class(httpx_kwargs={"transport": spy.transport})
+        await request.initialize()
+        url = f"https://bot%20user:s%C3%A9cret@api.telegram.org/bot{fake.token}/getMe"
+        await request.post(url, RequestData())
+        sent.append(spy.last.headers.get("authorization"))
+        await request.shutdown()
+    assert sent[0] == sent[1] == "Basic Ym90IHVzZXI6c8OpY3JldA=="  # "bot user:sécret"
+
+
+async def test_text_orjson_will_not_encode_goes_out_as_ptb_would_send_it(
+    fake: FakeTelegram, spy: Spy, bot: Bot
+) -> None:
+    """A lone surrogate: orjson refuses it; PTB's encoding escapes it, and Telegram answers
+    (a clear 400, not a network error the outbox would retry)."""
+    user = _started(fake)
+    with pytest.raises(BadRequest, match=r"(?i)utf-8"):
+        await call(bot, "sendMessage", {"chat_id": user.id, "text": "a\ud800b"})
+    assert json.loads(spy.last.content)["text"] == "a\ud800b"
+
+
+async def test_over_a_real_socket_a_stalled_answer_times_out_and_frees_its_connection() -> None:
+    """Through httpx's real transport (one connection in the pool) to a server on loopback:
+    an answer that stalls mid-body is `TimedOut` and gives its connection back, so the next
+    call goes through; a gzip answer is read decoded."""
+    stall = asyncio.Event()  # set at the end: the stalled handler may finish
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))  # type: ignore[union-attr]
+            await reader.readexactly(length)
+            if b"/stall " in head:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{")
+                await writer.drain()
+                await stall.wait()
+                break
+            body = gzip.compress(b'{"ok": true, "result": "fine"}')
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip"
+                b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+            )
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    request = JsonRequest(connection_pool_size=1, read_timeout=0.2, pool_timeout=1.0)
+    await request.initialize()
+    try:
+        base = f"http://127.0.0.1:{port}/bot1:x"
+        with pytest.raises(TimedOut):
+            await request.post(f"{base}/stall", RequestData())
+        assert await request.post(f"{base}/getMe", RequestData()) == "fine"
+        assert await request.post(f"{base}/getMe", RequestData()) == "fine"
+    finally:
+        stall.set()
+        await request.shutdown()
+        server.close()
+        await server.wait_closed()
 
 
 async def test_the_transport_mounted_for_the_url_is_the_one_used(fake: FakeTelegram) -> None:

@@ -79,6 +79,14 @@ NOT_MODIFIED = (
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 
 
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _json_response(status: int, body: JSON) -> httpx.Response:
     """An answer as Telegram sends it: compact UTF-8 JSON (orjson: the fake answers every call
     the bot benchmark makes, and the standard library's encoding was a third of its work)."""
@@ -1086,6 +1094,8 @@ class FakeTelegram:
                 # form; any other value stands for its JSON text.
                 for key, value in decoded.items():
                     raw[str(key)] = value if isinstance(value, str) else json.dumps(value)
+                if any(not _is_utf8(value) for value in raw.values()):  # a lone surrogate
+                    raise _ApiError(400, "Bad Request: strings must be encoded in UTF-8")
             elif content_type.startswith("multipart/form-data"):
                 raw.update(self._parse_multipart(content_type, body))
             else:
