@@ -239,25 +239,32 @@ async def test_call_goes_through_the_bots_rate_limiter(fake: FakeTelegram) -> No
     assert fake.messages(user.id)[-1].text == "hi"
 
 
-@pytest.mark.parametrize(
-    "payload",
-    [
-        b'{"ok": true, "result": {"message_id": 5, "text": "7\\u2660 \\ud83c\\udccf"}}',
-        b'{"ok": true, "result": [{"update_id": 1, "message": {"text": "caf\xff"}}]}',
-        b'{"ok": true, "result": {"text": "lone \\ud800"}}',
-        b'{"ok": true, "result": NaN}',
-        b'{"ok": true, "result": 123456789012345678901234567890}',
-        b'{"ok": true, "result": [18446744073709551616, -9223372036854775809]}',  # 2**64, -2**63-1
-        b'{"ok": true, "result": [18446744073709551615, 9999999999999999999]}',  # within 64 bits
-        b'{"ok": true, "result": {"id": "q", "n": 12345678901234567890123}}',
-        b'{"ok": true, "result": 1.5e300}',
-        b'{"ok": false, "error_code": 400, "description": "Bad Request: x", "a": 1, "a": 2}',
-        b"[1, 2]",
-    ],
-)
-def test_json_request_reads_answers_as_ptb_does(payload: bytes) -> None:
-    """orjson reads the answers; whatever it reads or refuses, the result is PTB's own."""
-    assert JsonRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
+ANSWERS = [
+    b'{"ok": true, "result": {"message_id": 5, "text": "7\\u2660 \\ud83c\\udccf"}}',
+    b'{"ok": true, "result": [{"update_id": 1, "message": {"text": "caf\xff"}}]}',
+    b'{"ok": true, "result": {"text": "lone \\ud800"}}',
+    b'{"ok": true, "result": NaN}',
+    b'{"ok": true, "result": 123456789012345678901234567890}',
+    b'{"ok": true, "result": [18446744073709551616, -9223372036854775809]}',  # 2**64, -2**63-1
+    b'{"ok": true, "result": [18446744073709551615, 9999999999999999999]}',  # within 64 bits
+    b'{"ok": true, "result": {"id": "q", "n": 12345678901234567890123}}',
+    b'{"ok": true, "result": 1.5e300}',
+    b'{"ok": true, "result": []}',
+    b'{"ok": false, "error_code": 400, "description": "Bad Request: x", "a": 1, "a": 2}',
+    b'{"ok": false, "error_code": 409, "description": "Conflict"}',
+    b"[1, 2]",
+]
+"""Answers orjson reads differently from the standard library, or refuses, or reads alike."""
+
+
+@pytest.mark.parametrize("payload", ANSWERS)
+@pytest.mark.parametrize("request_class", [JsonRequest, UpdatesRequest])
+def test_answers_are_read_as_ptb_reads_them(
+    request_class: type[HTTPXRequest], payload: bytes
+) -> None:
+    """orjson reads answers and updates; bad UTF-8, NaN, huge integers, lone surrogates,
+    errors, odd shapes: whatever it reads or refuses, the result is PTB's own."""
+    assert request_class.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
 
 
 def test_telegrams_long_ids_in_strings_are_read_by_orjson(
@@ -337,22 +344,6 @@ def test_updates_request_leaves_a_tapped_message_it_cannot_read_to_ptb() -> None
     """A message without a chat, id or date is handed on as sent: PTB refuses it as ever."""
     odd = {"update_id": 9, "callback_query": {**TAP["callback_query"], "message": {"text": "x"}}}
     payload = json.dumps({"ok": True, "result": [odd]}).encode()
-    assert UpdatesRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
-
-
-@pytest.mark.parametrize(
-    "payload",
-    [
-        b'{"ok": true, "result": [{"update_id": 1, "message": {"text": "caf\xff"}}]}',
-        b'{"ok": true, "result": NaN}',
-        b'{"ok": true, "result": 123456789012345678901234567890}',
-        b'{"ok": true, "result": []}',
-        b'{"ok": false, "error_code": 409, "description": "Conflict"}',
-        b"[1, 2]",
-    ],
-)
-def test_updates_request_reads_anything_else_as_ptb_does(payload: bytes) -> None:
-    """Bad UTF-8, NaN, huge integers, errors, odd shapes: read exactly as PTB reads them."""
     assert UpdatesRequest.parse_json_payload(payload) == HTTPXRequest.parse_json_payload(payload)
 
 
