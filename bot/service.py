@@ -295,9 +295,13 @@ class GameService:
     async def _save(self, record: GameRecord, result: FinishedGame | None = None) -> None:
         """Commit the record (and the finished game, if any) in one transaction."""
         try:
-            async with self.db.transaction() as tx:
-                record.version = await tx.games.save(record=record, expected_version=record.version)
-                if result is not None:
+            if result is None:  # one statement, in the usual case (see `Database.save_game`)
+                record.version = await self.db.save_game(record)
+            else:
+                async with self.db.transaction() as tx:
+                    record.version = await tx.games.save(
+                        record=record, expected_version=record.version
+                    )
                     await tx.results.record(result=result)
         except BaseException:
             self._forget(record)  # the stored state wins ...

@@ -191,6 +191,23 @@ class GameRepository:
             raise NotFound(f"chat {chat_id} has no game in the lobby or running")
         return _game_record(row)
 
+    async def save_in_place(self, *, record: GameRecord, expected_version: int) -> int | None:
+        """`save`'s usual case, in one statement: the game is at ``expected_version`` and
+        keeps its chat and status. The new version; None, writing nothing, otherwise."""
+        if record.id is None:
+            raise ValueError("this game was never created; use games.create")
+        chat_id, status, *rest = _game_values(record)
+        # Chat and status unchanged, so neither is written and SQLite leaves the active-game
+        # index alone (rewriting it cost more than the rest of the save).
+        row = await self._s.fetchone(
+            "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
+            "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
+            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
+            "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
+            (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status),
+        )
+        return None if row is None else int(row["version"])
+
     async def save(self, *, record: GameRecord, expected_version: int) -> int:
         """Overwrite the stored game if it is still at ``expected_version``; return the new one.
 
@@ -198,21 +215,11 @@ class GameRepository:
         would give the chat a second active game; `NotFound` if the game does not exist.
         The record itself is not changed: set ``record.version`` to the result to keep using it.
         """
-        if record.id is None:
-            raise ValueError("this game was never created; use games.create")
+        version = await self.save_in_place(record=record, expected_version=expected_version)
+        if version is not None:
+            return version
         chat_id, status, *rest = _game_values(record)
         now = to_us(utcnow())
-        # Fast path: chat and status unchanged, so neither is written and SQLite leaves the
-        # active-game index alone (rewriting it cost more than the rest of the save).
-        row = await self._s.fetchone(
-            "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
-            "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
-            "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
-            (*rest, now, record.id, expected_version, chat_id, status),
-        )
-        if row is not None:
-            return int(row["version"])
         current = await self._s.fetchone("SELECT version FROM games WHERE id = ?", (record.id,))
         if current is None:
             raise NotFound(f"game {record.id} does not exist")

@@ -222,20 +222,35 @@ async def test_a_reader_of_a_public_group_who_taps_join_is_seated_through_the_li
 def failing_writes(
     h: BotHarness, monkeypatch: pytest.MonkeyPatch, times: int | None = None
 ) -> Callable[[], None]:
-    """Make write transactions fail as a database locked for too long would (every one, or
-    the next `times`); returns the undo."""
-    real = h.service.db.transaction
+    """Make writes (write transactions and `save_game`) fail as a database locked for too
+    long would (every one, or the next `times`); returns the undo."""
+    db = h.service.db
+    real, real_save = db.transaction, db.save_game
     left = [times]
 
-    def busy(*, readonly: bool = False) -> Any:
-        if not readonly and left[0] != 0:
+    def fail() -> None:
+        if left[0] != 0:
             if left[0] is not None:
                 left[0] -= 1
             raise DatabaseBusy("database is locked")
+
+    def busy(*, readonly: bool = False) -> Any:
+        if not readonly:
+            fail()
         return real(readonly=readonly)
 
-    monkeypatch.setattr(h.service.db, "transaction", busy)
-    return lambda: monkeypatch.setattr(h.service.db, "transaction", real)
+    async def busy_save(record: Any) -> int:
+        fail()
+        return await real_save(record)
+
+    monkeypatch.setattr(db, "transaction", busy)
+    monkeypatch.setattr(db, "save_game", busy_save)
+
+    def undo() -> None:
+        monkeypatch.setattr(db, "transaction", real)
+        monkeypatch.setattr(db, "save_game", real_save)
+
+    return undo
 
 
 async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing(

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from engine import RandomPlayer, Rules
-from storage import Conflict, Database, GameRecord, NotFound, Seat
+from storage import Conflict, Database, GameRecord, InvalidRecord, NotFound, Player, Seat
 
 from .conftest import T0, lobby_record, result, running_record
 
@@ -302,3 +302,100 @@ def test_record_fields_match_the_design() -> None:
         "meta",
         "version",
     }
+
+
+# ------------------------------------------------------------------ Database.save_game
+
+
+async def test_save_game_stores_a_move_in_one_statement_of_its_own(db: Database) -> None:
+    """The bot's save per move: the same outcome as `games.save` in a transaction, from one
+    UPDATE the database commits by itself (another connection reads it at once)."""
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+    assert record.id is not None
+    record.timeouts = {"1": 2}
+    record.table_message_id = 777
+    sent: list[str] = []
+    driver = db._backend._driver  # type: ignore[attr-defined]
+    real_execute, real_fetchall = driver.execute, driver.fetchall
+
+    async def execute(sql: str, params: tuple[object, ...] = ()) -> None:
+        sent.append(sql.split()[0])
+        await real_execute(sql, params)
+
+    async def fetchall(sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
+        sent.append(sql.split()[0])
+        return await real_fetchall(sql, params)
+
+    driver.execute, driver.fetchall = execute, fetchall
+    assert await db.save_game(record) == 2
+    assert sent == ["UPDATE"]  # no BEGIN, no COMMIT: one statement, committed by itself
+    record.version = 2
+    async with Database.connect(db.url) as other, other.transaction(readonly=True) as tx:
+        assert await tx.games.get(game_id=record.id) == record
+
+
+async def test_save_game_refuses_a_stale_record_and_writes_nothing(db: Database) -> None:
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+    assert record.id is not None
+    first = dataclasses.replace(record, table_message_id=1)
+    assert await db.save_game(first) == 2
+    stale = dataclasses.replace(record, table_message_id=2)  # still at version 1
+    with pytest.raises(Conflict, match="expected version 1, stored version is 2"):
+        await db.save_game(stale)
+    async with db.transaction(readonly=True) as tx:
+        assert (await tx.games.get(game_id=record.id)).table_message_id == 1
+    with pytest.raises(NotFound):
+        await db.save_game(dataclasses.replace(record, id=999))
+
+
+async def test_save_game_takes_the_full_transaction_for_a_new_status(db: Database) -> None:
+    """Finishing a game, or reviving one into a chat that has another: as `games.save`."""
+    async with db.transaction() as tx:
+        first = await tx.games.create(record=running_record(-100))
+    first.status = "finished"
+    first.version = await db.save_game(first)
+    async with db.transaction() as tx:
+        await tx.games.create(record=running_record(-100))
+        assert (await tx.games.get(game_id=first.id or 0)).status == "finished"
+    first.status = "running"
+    with pytest.raises(Conflict, match="already has another game"):
+        await db.save_game(first)
+
+
+async def test_save_game_right_after_a_failing_commit_is_stored(db: Database) -> None:
+    """A COMMIT that fails leaves its transaction open: a statement sent into it would go
+    down with it. The save that follows must still be stored, and nothing of the other."""
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+        await db._backend.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        await db._backend.execute(
+            "CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER "
+            "REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+        )
+    assert record.id is not None
+    record.table_message_id = 4242
+
+    async def failing_at_commit() -> None:  # another chat's unit of work, say
+        async with db.transaction() as tx:
+            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
+            await db._backend.execute("INSERT INTO child (id, parent) VALUES (1, 99)")
+
+    outcomes = await asyncio.gather(
+        failing_at_commit(), db.save_game(record), return_exceptions=True
+    )
+    assert isinstance(outcomes[0], InvalidRecord)
+    assert outcomes[1] == 2
+    async with Database.connect(db.url) as other, other.transaction(readonly=True) as tx:
+        stored = await tx.games.get(game_id=record.id)
+        with pytest.raises(NotFound):
+            await tx.players.get(user_id=1)
+    assert (stored.table_message_id, stored.version) == (4242, 2)
+
+
+async def test_save_game_inside_a_transaction_of_the_same_task_is_refused(db: Database) -> None:
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+        with pytest.raises(RuntimeError, match="nest nothing"):
+            await db.save_game(record)
