@@ -108,6 +108,18 @@ class Database:
                 await self._backend.close()
 
     @asynccontextmanager
+    async def _exclusive(self) -> AsyncIterator[asyncio.Task[object] | None]:
+        """The database's lock, for the current task (returned). Refuses a second hold by
+        the same task (RuntimeError instead of a deadlock) and a closed database."""
+        task = asyncio.current_task()
+        if task is not None and self._owner is task:
+            raise RuntimeError("a transaction is already open in this task; nest nothing")
+        async with self._lock:
+            if self._closed:
+                raise RuntimeError("the database is closed")
+            yield task
+
+    @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:
         """A unit of work: commit on normal exit, roll back on any exception.
 
@@ -115,12 +127,7 @@ class Database:
         Transactions of this `Database` queue behind each other; opening one inside another in
         the same task raises RuntimeError instead of deadlocking.
         """
-        task = asyncio.current_task()
-        if task is not None and self._owner is task:
-            raise RuntimeError("a transaction is already open in this task; nest nothing")
-        async with self._lock:
-            if self._closed:
-                raise RuntimeError("the database is closed")
+        async with self._exclusive() as task:
             self._owner = task
             session = Session(self._backend)
             try:
@@ -158,12 +165,7 @@ class Database:
         failed: that COMMIT's transaction may still be open, and a statement sent into it
         would be rolled back with it.
         """
-        task = asyncio.current_task()
-        if task is not None and self._owner is task:
-            raise RuntimeError("a transaction is already open in this task; nest nothing")
-        async with self._lock:
-            if self._closed:
-                raise RuntimeError("the database is closed")
+        async with self._exclusive():
             committing = self._committing
             if committing is not None and not committing.done():
                 # Issued before this statement, so done before it runs anyway: no extra wait.
