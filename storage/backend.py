@@ -39,6 +39,12 @@ class Backend(ABC):
     @abstractmethod
     async def commit(self) -> None: ...
 
+    @property
+    @abstractmethod
+    def began(self) -> bool:
+        """In an open transaction: whether a statement ran, so that committing it issues a
+        COMMIT (a transaction that ran nothing commits nothing)."""
+
     async def start_commit(self) -> asyncio.Future[None]:
         """Issue the COMMIT and return a future of its outcome.
 
@@ -366,6 +372,10 @@ class SqliteBackend(Backend):
                     ) from None
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.02)
+
+    @property
+    def began(self) -> bool:
+        return self._pending_begin is None
 
     async def begin(self, *, write: bool) -> None:
         if self._pending_begin is not None:

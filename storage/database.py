@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -140,7 +139,10 @@ class Database:
                     raise
                 session.active = False
                 try:
-                    committed = self._committing = await self._backend.start_commit()
+                    issued = self._backend.began  # a COMMIT goes out (see save_game)
+                    committed = await self._backend.start_commit()
+                    if issued:
+                        self._committing = committed
                 except BaseException:
                     await self._backend.rollback()
                     raise
@@ -174,10 +176,15 @@ class Database:
                 not committing.cancelled() and committing.exception() is None
             ):
                 games = GameRepository(Session(self._backend))
-                with contextlib.suppress(DatabaseBusy):  # another process writes: full path
+                try:
                     version = await games.save_in_place(
                         record=record, expected_version=record.version
                     )
+                except DatabaseBusy:  # another process writes
+                    if self.url.executor != "inline":
+                        raise  # aiosqlite's thread waited the whole busy timeout already
+                    # inline waits 2 ms at most: the full path backs off with asyncio.sleep
+                else:
                     if version is not None:
                         return version
         async with self.transaction() as tx:

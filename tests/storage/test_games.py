@@ -382,11 +382,16 @@ async def test_save_game_right_after_a_failing_commit_is_stored(db: Database) ->
             await tx.players.upsert(player=Player(user_id=1, name="Alice"))
             await db._backend.execute("INSERT INTO child (id, parent) VALUES (1, 99)")
 
+    async def nothing_to_commit() -> None:  # a unit of work that ends up running nothing
+        async with db.transaction():
+            pass
+
+    # The empty one commits nothing: it must not hide that the COMMIT before it failed.
     outcomes = await asyncio.gather(
-        failing_at_commit(), db.save_game(record), return_exceptions=True
+        failing_at_commit(), nothing_to_commit(), db.save_game(record), return_exceptions=True
     )
     assert isinstance(outcomes[0], InvalidRecord)
-    assert outcomes[1] == 2
+    assert outcomes[1:] == [None, 2]
     async with Database.connect(db.url) as other, other.transaction(readonly=True) as tx:
         stored = await tx.games.get(game_id=record.id)
         with pytest.raises(NotFound):
