@@ -104,13 +104,10 @@ apply: refused rather than silently dropped."""
 async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
     """Call Bot API `method` with `parameters` (text, numbers, booleans, JSON text; None
     values are left out); its result as JSON (see the module). Raises PTB's errors."""
+    given = {k: v for k, v in parameters.items() if v is not None}
     # An integer's form value is its digits (`json.dumps` would make the same, slower).
     body = RequestData(
-        [
-            RequestParameter(k, str(v) if type(v) is int else v, None)
-            for k, v in parameters.items()
-            if v is not None
-        ]
+        [RequestParameter(k, str(v) if type(v) is int else v, None) for k, v in given.items()]
     )
     url = f"{bot.base_url}/{method}"
     request = bot.request
@@ -122,7 +119,7 @@ async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
         args=(url, body),
         kwargs={},
         endpoint=method,
-        data={k: v for k, v in parameters.items() if v is not None},
+        data=given,
         rate_limit_args=None,
     )
 
