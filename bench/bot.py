@@ -309,6 +309,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     fake.seconds = 0.0
     load_before = os.getloadavg()[0]
     cpu_before = cpu_seconds()
+    loop_cpu_before = time.thread_time()
     started = time.perf_counter()
     seeds = [rng.randrange(2**32) for _ in groups]
     arrivals: asyncio.Queue[float] | None = asyncio.Queue() if args.rate > 0 else None
@@ -326,6 +327,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     await h.service.flush()  # table edits still waiting for their coalescing interval
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds() - cpu_before
+    loop_cpu = time.thread_time() - loop_cpu_before
     traced_peak = tracemalloc.get_traced_memory()[1] if args.tracemalloc else None
     tracemalloc.stop()
 
@@ -346,6 +348,10 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     print(
         f"  of which the fake Bot API: {fake.seconds / taps * 1000:.2f} ms; the rest (bot, "
         f"users) {bot_cpu * 1000:.2f} ms, i.e. {1 / bot_cpu:.0f} updates/s per core"
+    )
+    print(
+        f"  the event loop's thread: {loop_cpu / taps * 1000:.2f} ms per update, "
+        f"busy {loop_cpu / elapsed:.0%} of the time"
     )
     print(f"latency p50: {percentile(stats.latencies, 50) * 1000:.2f} ms")
     print(f"latency p99: {percentile(stats.latencies, 99) * 1000:.2f} ms")
