@@ -64,6 +64,9 @@ class Database:
         self._owner: asyncio.Task[object] | None = None
         self._closed = False
         self._committing: asyncio.Future[None] | None = None  # the last COMMIT issued
+        # One-statement saves waiting to go out, and the task sending them (see save_game).
+        self._saves: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
+        self._saver: asyncio.Future[None] | None = None
 
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
@@ -162,33 +165,83 @@ class Database:
 
         The usual move (the game at ``record.version``, keeping its chat and status) is one
         UPDATE that the database commits by itself: one round trip instead of three (BEGIN,
-        UPDATE, COMMIT), and on aiosqlite each round trip is a wait for its thread. Anything
-        else takes the full transaction. So does a save that comes right after a COMMIT that
-        failed: that COMMIT's transaction may still be open, and a statement sent into it
-        would be rolled back with it.
+        UPDATE, COMMIT), and on aiosqlite each round trip is a wait for its thread. Saves of
+        different games that arrive while one is on its way go out together, each still its
+        own statement and its own transaction: aiosqlite's thread runs them one after another
+        without waiting for the loop in between, and the loop hears of them together.
+
+        Anything else takes the full transaction. So does a save that comes right after a
+        COMMIT that failed: that COMMIT's transaction may still be open, and a statement sent
+        into it would be rolled back with it.
         """
-        async with self._exclusive():
-            committing = self._committing
-            if committing is not None and not committing.done():
-                # Issued before this statement, so done before it runs anyway: no extra wait.
-                await asyncio.wait([committing])
-            if committing is None or (
-                not committing.cancelled() and committing.exception() is None
-            ):
-                games = GameRepository(Session(self._backend))
-                try:
-                    version = await games.save_in_place(
-                        record=record, expected_version=record.version
-                    )
-                except DatabaseBusy:  # another process writes
-                    if self.url.executor != "inline":
-                        raise  # aiosqlite's thread waited the whole busy timeout already
-                    # inline waits 2 ms at most: the full path backs off with asyncio.sleep
-                else:
-                    if version is not None:
-                        return version
+        task = asyncio.current_task()
+        if task is not None and self._owner is task:  # the batch would wait for this task
+            raise RuntimeError("a transaction is already open in this task; nest nothing")
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        saved: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._saves.append((record, saved))
+        if self._saver is None:
+            self._saver = asyncio.ensure_future(self._send_saves())
+        version = await saved
+        if version is not None:
+            return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
+
+    async def _send_saves(self) -> None:
+        """Send the waiting one-statement saves, a batch per hold of the lock (a transaction
+        waiting for the lock goes between two batches), until none waits. Each save's future
+        gets its new version, None (take the full transaction) or its error."""
+        batch: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
+        try:
+            while self._saves:
+                async with self._exclusive():
+                    batch = [(record, saved) for record, saved in self._saves if not saved.done()]
+                    self._saves.clear()
+                    for (_, saved), outcome in zip(
+                        batch, await self._save_in_place([r for r, _ in batch]), strict=True
+                    ):
+                        if saved.done():  # its caller was cancelled meanwhile
+                            continue
+                        if isinstance(outcome, BaseException):
+                            saved.set_exception(outcome)
+                        else:
+                            saved.set_result(outcome)
+        except BaseException as error:  # the database closed, the task cancelled...
+            # Every save still waiting hears of it (a task nobody awaits would not).
+            for _, saved in batch + self._saves:
+                if saved.done():
+                    continue
+                if isinstance(error, asyncio.CancelledError):
+                    saved.cancel()
+                else:
+                    saved.set_exception(error)
+            self._saves.clear()
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._saver = None
+
+    async def _save_in_place(self, records: list[GameRecord]) -> list[int | BaseException | None]:
+        """`GameRepository.save_in_place` for each record, all sent at once (holding the lock):
+        its new version, None where the full transaction must do it, or its error."""
+        committing = self._committing
+        if committing is not None and not committing.done():
+            # Issued before these statements, so done before they run anyway: no extra wait.
+            await asyncio.wait([committing])
+        if committing is not None and (committing.cancelled() or committing.exception()):
+            return [None] * len(records)
+        games = GameRepository(Session(self._backend))
+        outcomes: list[int | BaseException | None] = await asyncio.gather(
+            *(games.save_in_place(record=r, expected_version=r.version) for r in records),
+            return_exceptions=True,
+        )
+        # Another process writes: aiosqlite's thread waited the whole busy timeout already;
+        # inline waits 2 ms at most, and the full path backs off with asyncio.sleep.
+        if self.url.executor == "inline":
+            outcomes = [None if isinstance(o, DatabaseBusy) else o for o in outcomes]
+        return outcomes
 
     async def _finish_commit(self, committed: asyncio.Future[None]) -> None:
         """Wait for the COMMIT; if it failed, roll back what it may have left open (holding the

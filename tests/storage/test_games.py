@@ -399,6 +399,110 @@ async def test_save_game_right_after_a_failing_commit_is_stored(db: Database) ->
     assert (stored.table_message_id, stored.version) == (4242, 2)
 
 
+async def _games(db: Database, count: int) -> list[GameRecord]:
+    async with db.transaction() as tx:
+        return [await tx.games.create(record=running_record(-100 - i)) for i in range(count)]
+
+
+async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
+    db: Database, executor: str
+) -> None:
+    """Saves that arrive while the database is busy go out as one batch of statements (on
+    aiosqlite: all sent before the first comes back), and each stands alone: a stale one is a
+    `Conflict` and the others are stored all the same."""
+    first, second, third, fourth = await _games(db, 4)
+    third.version = await db.save_game(dataclasses.replace(third, table_message_id=3))
+    stale = dataclasses.replace(third, version=1, table_message_id=33)
+    for record in (first, second, fourth):
+        record.table_message_id = 1000 + (record.id or 0)
+    sent: list[str] = []
+    driver = db._backend._driver  # type: ignore[attr-defined]
+    real_execute, real_fetchall = driver.execute, driver.fetchall
+
+    async def execute(sql: str, params: tuple[object, ...] = ()) -> None:
+        sent.append(sql.split()[0])
+        await real_execute(sql, params)
+
+    async def fetchall(sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
+        sent.append(sql.split()[0])
+        try:
+            return await real_fetchall(sql, params)
+        finally:
+            sent.append("(answered)")
+
+    async def busy() -> None:  # another chat's unit of work holds the database meanwhile
+        async with db.transaction() as tx:
+            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
+
+    driver.execute, driver.fetchall = execute, fetchall
+    outcomes = await asyncio.gather(
+        busy(), *(db.save_game(r) for r in (first, second, stale, fourth)), return_exceptions=True
+    )
+    assert outcomes[0] is None
+    assert outcomes[1:3] == [2, 2]
+    assert isinstance(outcomes[3], Conflict)
+    assert outcomes[4] == 2
+    batch = sent[sent.index("COMMIT") + 1 :][:8]  # after the busy one's COMMIT: the batch
+    assert batch.count("UPDATE") == 4
+    if executor == "aiosqlite":
+        assert batch[:4] == ["UPDATE"] * 4  # all four sent before the first came back
+    async with Database.connect(db.url) as other, other.transaction(readonly=True) as tx:
+        stored = {r.id: await tx.games.get(game_id=r.id or 0) for r in (first, second, third)}
+        assert await tx.players.get(user_id=1)
+        assert (await tx.games.get(game_id=fourth.id or 0)).table_message_id == 1000 + (
+            fourth.id or 0
+        )
+    assert stored[third.id].table_message_id == 3  # the stale save wrote nothing
+    assert stored[first.id].table_message_id == 1000 + (first.id or 0)
+    assert stored[second.id].version == 2
+
+
+async def test_a_save_whose_caller_gave_up_before_it_went_out_is_not_written(
+    db: Database,
+) -> None:
+    (record,) = await _games(db, 1)
+    record.table_message_id = 4242
+    inside, leave = asyncio.Event(), asyncio.Event()
+
+    async def busy() -> None:
+        async with db.transaction() as tx:
+            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
+            inside.set()
+            await leave.wait()
+
+    holder = asyncio.create_task(busy())
+    await inside.wait()
+    saving = asyncio.create_task(db.save_game(record))
+    await asyncio.sleep(0)  # a step of the loop: the save waits for the database
+    saving.cancel()
+    leave.set()
+    await holder
+    with pytest.raises(asyncio.CancelledError):
+        await saving
+    assert await db.save_game(dataclasses.replace(record, table_message_id=7)) == 2
+    async with db.transaction(readonly=True) as tx:
+        assert (await tx.games.get(game_id=record.id or 0)).table_message_id == 7
+
+
+async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hanging(
+    db: Database,
+) -> None:
+    (record,) = await _games(db, 1)
+
+    async def busy() -> None:
+        async with db.transaction() as tx:
+            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
+
+    outcomes = await asyncio.gather(
+        busy(), db.close(), db.save_game(record), return_exceptions=True
+    )
+    assert outcomes[:2] == [None, None]
+    assert isinstance(outcomes[2], RuntimeError)
+    assert "closed" in str(outcomes[2])
+    with pytest.raises(RuntimeError, match="closed"):
+        await db.save_game(record)
+
+
 async def test_save_game_inside_a_transaction_of_the_same_task_is_refused(db: Database) -> None:
     async with db.transaction() as tx:
         record = await tx.games.create(record=running_record())
