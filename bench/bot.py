@@ -87,6 +87,9 @@ MOVE, NO_MOVE = "a move", "no move"
 # delivers the update, and a coalesced table edit runs in a task created (context copied) while
 # handling the tap that asked for it: each call is counted for the tap that caused it.
 _TALLY: ContextVar[list[int] | None] = ContextVar("tally", default=None)
+# CPU time of other tasks while a call of the fake waits out its round trip (`--api-latency`),
+# which is not the fake's own: per call, so kept in the context of the task making it.
+_AWAY: ContextVar[list[float] | None] = ContextVar("away", default=None)
 
 
 class CountingTelegram(FakeTelegram):
@@ -94,21 +97,35 @@ class CountingTelegram(FakeTelegram):
     `_TALLY`). It keeps no record of calls and no edit history (the tests inspect those; here
     they would only add hundreds of megabytes of the fake's own to the peak memory)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, round_trip: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.methods: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
-        self.seconds = 0.0  # CPU time of the fake's own work (it never waits here)
+        self.seconds = 0.0  # CPU time of the fake's own work
+        self.round_trip = round_trip
+        if round_trip > 0:
+            self.latency = self._network
+
+    async def _network(self, method: str, params: Any) -> None:
+        """Telegram's round trip: the call waits, the bot goes on with other work."""
+        away = _AWAY.get()
+        paused = time.thread_time()
+        await asyncio.sleep(self.round_trip)
+        if away is not None:
+            away[0] += time.thread_time() - paused
 
     async def _handle(self, request: Any) -> Any:
         tally = _TALLY.get()
         if tally is not None:
             tally[0] += 1
+        away = [0.0]
+        token = _AWAY.set(away)
         started = time.thread_time()
         try:
             return await super()._handle(request)
         finally:
-            self.seconds += time.thread_time() - started
+            self.seconds += time.thread_time() - started - away[0]
+            _AWAY.reset(token)
             for call in self.calls:
                 if call.ok is not None:
                     self.methods[call.method] += 1
@@ -261,7 +278,7 @@ async def run(args: argparse.Namespace, db_path: Path) -> bool:
         turn_timeout=3600,
         lobby_timeout=3600,
     )
-    fake = CountingTelegram(token=TOKEN)
+    fake = CountingTelegram(token=TOKEN, round_trip=args.api_latency / 1000)
     h = WallClockHarness(  # its `clock` field is unused: the bot gets the wall clock
         fake=fake, db_path=db_path, clock=ManualClock(), settings=settings, seed=args.seed
     )
@@ -339,6 +356,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     print(f"games: {args.games} x {args.players} players, seed {args.seed}")
     print(f"SQLite executor: {args.executor}")
     print(f"taps: {offered}, {args.mistakes:.0%} on any button, the rest on playable ones")
+    print(f"Bot API round trip: {args.api_latency:g} ms")
     print(f"player actions (button taps): {taps}, {taps / args.games:.1f} per game")
     print(f"play phase: {played:.2f} s, {elapsed:.2f} s with the final table flush")
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
@@ -413,6 +431,13 @@ def main() -> None:
         choices=("aiosqlite", "inline"),
         default="aiosqlite",
         help="SQLite executor (DATABASE_URL's ?executor=; the default is production's)",
+    )
+    parser.add_argument(
+        "--api-latency",
+        type=float,
+        default=0.0,
+        help="milliseconds each Bot API call takes to be answered (Telegram's round trip; "
+        "default 0: answered at once)",
     )
     parser.add_argument("--tracemalloc", action="store_true", help="also trace the Python heap")
     args = parser.parse_args()

@@ -865,8 +865,13 @@ class GameService:
             except Conflict:
                 await self.out.answer(query, self.t(lang, "error-conflict"))
                 return
-            await self.out.answer(query)
-            await self._render_after(record)
+            # The move is stored: its answer and its hands go out at once (one round trip
+            # to Telegram for the tap, not two).
+            answering = asyncio.ensure_future(self.out.answer(query))
+            try:
+                await self._render_after(record)
+            finally:
+                await answering
 
     def error_text(self, lang: str | None, code: ErrorCode) -> str:
         return self.t(lang, f"error-{code.value.replace('_', '-')}")
@@ -1260,17 +1265,15 @@ class GameService:
         game = record.game
         assert game is not None and record.id is not None
         blocked: list[str] = record.meta.setdefault("blocked", [])
-        changed_ids = False
-        failed: TelegramError | None = None  # the first failure worth another try
+        shows: list[tuple[Seat, Any, render.Rendered]] = []
         for seat in record.lobby.seats:
             pid = seat.player_id
             if seat.is_computer or seat.user_id is None or (only is not None and pid not in only):
                 continue
             if pid in blocked and not force:
                 continue
-            key = (record.id, pid)
             state = self._hand_state(record, pid)
-            if not force and self._sent_hands.get(key) == state:
+            if not force and self._sent_hands.get((record.id, pid)) == state:
                 continue
             view = game.view(pid)
             lang = self.lang_of(record, pid)
@@ -1289,28 +1292,21 @@ class GameService:
             )
             if game.is_over:
                 rendered = render.Rendered(rendered.text)
-            try:
-                sent = await self.out.show(  # a 429: `hand_retries`, without holding the lock
-                    seat.user_id, record.hand_messages.get(pid), rendered, patient=patient
-                )
-            except Blocked:
-                self._sent_hands.pop(key, None)
-                if pid not in blocked:
-                    blocked.append(pid)
-                    changed_ids = True
-                    await self._announce_blocked(record, seat)
-                continue
-            except TelegramError as exc:
-                logger.warning("could not update the hand of %s: %s", pid, exc)
-                self._sent_hands.pop(key, None)
-                if failed is None and transient(exc):
-                    failed = exc
-                continue
-            self._sent_hands[key] = None if choice else state
-            self._shown_move[key] = game.move_number
-            if sent.new:
-                record.hand_messages[pid] = sent.message_id
-                changed_ids = True
+            shows.append((seat, None if choice else state, rendered))
+        # Each hand is its own private chat: all go out at once, so a move's hands take one
+        # round trip to Telegram, not one each (the chat's lock is held meanwhile).
+        if len(shows) == 1:
+            outcomes: list[Any] = [await self._show_hand(record, *shows[0], patient=patient)]
+        else:
+            outcomes = await asyncio.gather(
+                *(self._show_hand(record, *show, patient=patient) for show in shows),
+                return_exceptions=True,
+            )
+        for outcome in outcomes:  # an error none of them expects, once all are done
+            if isinstance(outcome, BaseException):
+                raise outcome
+        changed_ids = any(changed for changed, _ in outcomes)
+        failed = next((error for _, error in outcomes if error is not None), None)
         if changed_ids:
             await self._save_quietly(record)
         if failed is None:
@@ -1319,6 +1315,44 @@ class GameService:
             raise failed  # hand_retries counts it and tries again later, or gives up
         else:
             self.hand_retries.retry_later(record.chat_id, failed)
+
+    async def _show_hand(
+        self,
+        record: GameRecord,
+        seat: Seat,
+        state: Any,
+        rendered: render.Rendered,
+        *,
+        patient: bool,
+    ) -> tuple[bool, TelegramError | None]:
+        """Show one hand (for `_publish_hands`): whether its message id or the blocked list
+        changed, and the error worth another try, if it failed with one."""
+        game = record.game
+        assert game is not None and record.id is not None and seat.user_id is not None
+        pid = seat.player_id
+        key = (record.id, pid)
+        try:
+            sent = await self.out.show(  # a 429: `hand_retries`, without holding the lock
+                seat.user_id, record.hand_messages.get(pid), rendered, patient=patient
+            )
+        except Blocked:
+            self._sent_hands.pop(key, None)
+            blocked: list[str] = record.meta.setdefault("blocked", [])
+            if pid in blocked:
+                return False, None
+            blocked.append(pid)
+            await self._announce_blocked(record, seat)
+            return True, None
+        except TelegramError as exc:
+            logger.warning("could not update the hand of %s: %s", pid, exc)
+            self._sent_hands.pop(key, None)
+            return False, exc if transient(exc) else None
+        self._sent_hands[key] = state
+        self._shown_move[key] = game.move_number
+        if sent.new:
+            record.hand_messages[pid] = sent.message_id
+            return True, None
+        return False, None
 
     async def _announce_blocked(self, record: GameRecord, seat: Seat) -> None:
         with contextlib.suppress(Blocked, TelegramError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from engine import Game, Rules
 from tests.bot.conftest import BotHarness
 
@@ -72,3 +74,36 @@ async def test_transfer_button_appears_when_legal(harness: BotHarness) -> None:
     await h.send(bob.tap(hand, "Transfer 6♥"))
     assert game.defender == "1"
     assert [str(a) for a, _ in game.table] == ["6♠", "6♥"]
+
+
+async def test_a_moves_answer_and_hands_go_out_at_once_not_one_after_another(
+    harness: BotHarness,
+) -> None:
+    """Each hand is a private chat of its own: once a move is stored, the tap's answer and
+    every hand it changed are sent at once, so the next player's hand does not wait for
+    Telegram to answer the other calls first."""
+    h = harness
+    alice, bob, _group, _game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    on_the_way: set[str] = set()
+    together: set[str] = set()
+
+    async def latency(method: str, params: dict[str, object]) -> None:
+        if method == "answerCallbackQuery":
+            call = "answer"
+        elif method == "editMessageText" and params["chat_id"] in (alice.id, bob.id):
+            call = f"hand of {params['chat_id']}"
+        else:
+            return
+        on_the_way.add(call)
+        together.update(on_the_way if len(on_the_way) > 1 else ())
+        await asyncio.sleep(0)  # one step of the loop on the way: another call may start
+        on_the_way.discard(call)
+
+    h.fake.latency = latency
+    tap = alice.tap(h.hand_message(alice), "6♠")
+    await h.send(tap)
+    # All three were on their way at the same time.
+    assert together == {"answer", f"hand of {alice.id}", f"hand of {bob.id}"}
+    assert h.fake.answer_for(tap) is not None
+    assert "6♠" not in h.hand_message(alice).button_texts
+    assert "8♠" in h.hand_message(bob).button_texts  # Bob may now cover it
