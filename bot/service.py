@@ -1302,9 +1302,11 @@ class GameService:
                 *(self._show_hand(record, *show, patient=patient) for show in shows),
                 return_exceptions=True,
             )
-        for outcome in outcomes:  # an error none of them expects, once all are done
-            if isinstance(outcome, BaseException):
-                raise outcome
+        errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+        if errors:  # none of them expects these: raised once all are done, the first one
+            for error in errors[1:]:
+                logger.error("showing a hand failed", exc_info=error)
+            raise errors[0]
         changed_ids = any(changed for changed, _ in outcomes)
         failed = next((error for _, error in outcomes if error is not None), None)
         if changed_ids:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from storage.backend import Backend, SqliteBackend, read_outcome
-from storage.errors import DatabaseBusy
+from storage.errors import DatabaseBusy, StorageError
 from storage.records import GameRecord
 from storage.repositories import (
     ChatRepository,
@@ -66,6 +66,7 @@ class Database:
         self._committing: asyncio.Future[None] | None = None  # the last COMMIT issued
         # One-statement saves waiting to go out, and the task sending them (see save_game).
         self._saves: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
+        self._batch: list[tuple[GameRecord, asyncio.Future[int | None]]] = []  # on its way
         self._saver: asyncio.Future[None] | None = None
 
     @classmethod
@@ -181,8 +182,10 @@ class Database:
             raise RuntimeError("the database is closed")
         saved: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._saves.append((record, saved))
-        if self._saver is None:
+        if self._saver is None or self._saver.done():
             self._saver = asyncio.ensure_future(self._send_saves())
+            # Also when it is cancelled before its first step, or fails: nobody waits forever.
+            self._saver.add_done_callback(self._saver_done)
         version = await saved
         if version is not None:
             return version
@@ -193,35 +196,43 @@ class Database:
         """Send the waiting one-statement saves, a batch per hold of the lock (a transaction
         waiting for the lock goes between two batches), until none waits. Each save's future
         gets its new version, None (take the full transaction) or its error."""
-        batch: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
-        try:
-            while self._saves:
-                async with self._exclusive():
-                    batch = [(record, saved) for record, saved in self._saves if not saved.done()]
-                    self._saves.clear()
-                    for (_, saved), outcome in zip(
-                        batch, await self._save_in_place([r for r, _ in batch]), strict=True
-                    ):
-                        if saved.done():  # its caller was cancelled meanwhile
-                            continue
-                        if isinstance(outcome, BaseException):
-                            saved.set_exception(outcome)
-                        else:
-                            saved.set_result(outcome)
-        except BaseException as error:  # the database closed, the task cancelled...
-            # Every save still waiting hears of it (a task nobody awaits would not).
-            for _, saved in batch + self._saves:
-                if saved.done():
-                    continue
-                if isinstance(error, asyncio.CancelledError):
-                    saved.cancel()
-                else:
-                    saved.set_exception(error)
-            self._saves.clear()
-            if not isinstance(error, Exception):
-                raise
-        finally:
+        while self._saves:
+            async with self._exclusive():
+                self._batch = [(r, saved) for r, saved in self._saves if not saved.done()]
+                self._saves.clear()
+                outcomes = await self._save_in_place([r for r, _ in self._batch])
+                for (_, saved), outcome in zip(self._batch, outcomes, strict=True):
+                    if saved.done():  # its caller was cancelled meanwhile
+                        continue
+                    if isinstance(outcome, BaseException):
+                        saved.set_exception(outcome)
+                    else:
+                        saved.set_result(outcome)
+                self._batch = []
+
+    def _saver_done(self, saver: asyncio.Future[None]) -> None:
+        """The task sending saves ended. If it did not finish its work (the database closed;
+        the task cancelled, at shutdown, when its statements may or may not have been
+        stored), every save it leaves waiting hears why, each with an error of its own."""
+        current = saver is self._saver
+        if current:
             self._saver = None
+        error = None if saver.cancelled() else saver.exception()
+        if not saver.cancelled() and error is None:
+            return  # it ends only when no save waits
+        waiting = self._batch + (self._saves if current else [])  # else: the next one's
+        self._batch = []
+        if current:
+            self._saves = []
+        for _, saved in waiting:
+            if saved.done():
+                continue
+            if isinstance(error, RuntimeError):  # "the database is closed"
+                failure: Exception = RuntimeError(*error.args)
+            else:
+                failure = StorageError("the save was interrupted: it may or may not be stored")
+            failure.__cause__ = error
+            saved.set_exception(failure)
 
     async def _save_in_place(self, records: list[GameRecord]) -> list[int | BaseException | None]:
         """`GameRepository.save_in_place` for each record, all sent at once (holding the lock):

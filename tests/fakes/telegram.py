@@ -317,13 +317,29 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _has_float(value: Any) -> bool:
+    """Whether a float is anywhere in `value`: where orjson may have read an integer beyond
+    64 bits (which it makes a float), the standard library reads the text instead."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_float(v) for v in value)
+    return False
+
+
 def _read_json_text(text: str) -> Any:
-    """A JSON parameter's text (a keyboard, say), read as `_read_json_body` reads a body:
-    orjson, or where it refuses the text the standard library (a ValueError if neither)."""
+    """A JSON parameter's text (a keyboard, say), read as the standard library reads it (a
+    ValueError if it cannot), with orjson where that gives the same, several times faster."""
     try:
-        return orjson.loads(text)
+        decoded = orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text, parse_constant=_no_constant)
+        pass
+    else:
+        if not _has_float(decoded):
+            return decoded
+    return json.loads(text)
 
 
 def _read_json_body(body: bytes) -> tuple[Any, bool]:
@@ -336,9 +352,7 @@ def _read_json_body(body: bytes) -> tuple[Any, bool]:
     except orjson.JSONDecodeError:
         pass
     else:
-        if not isinstance(decoded, dict) or not any(
-            isinstance(value, float) for value in decoded.values()
-        ):
+        if not _has_float(decoded):
             return decoded, True
     try:
         return json.loads(body, parse_constant=_no_constant), False

@@ -9,7 +9,16 @@ from datetime import timedelta
 import pytest
 
 from engine import RandomPlayer, Rules
-from storage import Conflict, Database, GameRecord, InvalidRecord, NotFound, Player, Seat
+from storage import (
+    Conflict,
+    Database,
+    GameRecord,
+    InvalidRecord,
+    NotFound,
+    Player,
+    Seat,
+    StorageError,
+)
 
 from .conftest import T0, lobby_record, result, running_record
 
@@ -501,6 +510,57 @@ async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hangi
     assert "closed" in str(outcomes[2])
     with pytest.raises(RuntimeError, match="closed"):
         await db.save_game(record)
+
+
+async def test_saves_survive_the_task_sending_them_being_cancelled_before_it_starts(
+    db: Database,
+) -> None:
+    """At shutdown, say: the save it leaves waiting is told so (not left hanging), and the
+    next save starts a new one."""
+    (record,) = await _games(db, 1)
+    saving = asyncio.create_task(db.save_game(dataclasses.replace(record, table_message_id=5)))
+    await asyncio.sleep(0)  # a step of the loop: the save waits for the task sending saves
+    saver = db._saver
+    assert saver is not None
+    saver.cancel()  # before that task's first step
+    with pytest.raises(StorageError, match="interrupted"):
+        async with asyncio.timeout(10):  # a failure, not a hang, if it is left waiting
+            await saving
+    assert await db.save_game(dataclasses.replace(record, table_message_id=7)) == 2
+    async with db.transaction(readonly=True) as tx:
+        assert (await tx.games.get(game_id=record.id or 0)).table_message_id == 7
+
+
+async def test_a_save_interrupted_on_its_way_is_a_storage_error_not_a_cancellation(
+    db: Database,
+) -> None:
+    """The task sending saves cancelled while a statement is on its way: its caller, which
+    nobody cancelled, gets a `StorageError` (the bot answers the tap and reloads the game),
+    not a `CancelledError`; the database goes on saving."""
+    first, second = await _games(db, 2)
+    driver = db._backend._driver  # type: ignore[attr-defined]
+    real_fetchall = driver.fetchall
+    on_its_way, go_on = asyncio.Event(), asyncio.Event()
+
+    async def fetchall(sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
+        if sql.startswith("UPDATE"):
+            on_its_way.set()
+            await go_on.wait()
+        return await real_fetchall(sql, params)
+
+    driver.fetchall = fetchall
+    saving = asyncio.create_task(db.save_game(dataclasses.replace(first, table_message_id=5)))
+    await on_its_way.wait()
+    assert db._saver is not None
+    db._saver.cancel()
+    with pytest.raises(StorageError, match="interrupted"):
+        async with asyncio.timeout(10):  # a failure, not a hang, if it is left waiting
+            await saving
+    go_on.set()
+    driver.fetchall = real_fetchall
+    assert await db.save_game(dataclasses.replace(second, table_message_id=8)) == 2
+    async with db.transaction(readonly=True) as tx:
+        assert (await tx.games.get(game_id=second.id or 0)).table_message_id == 8
 
 
 async def test_save_game_inside_a_transaction_of_the_same_task_is_refused(db: Database) -> None:
