@@ -316,14 +316,9 @@ def test_record_fields_match_the_design() -> None:
 # ------------------------------------------------------------------ Database.save_game
 
 
-async def test_save_game_stores_a_move_in_one_statement_of_its_own(db: Database) -> None:
-    """The bot's save per move: the same outcome as `games.save` in a transaction, from one
-    UPDATE the database commits by itself (another connection reads it at once)."""
-    async with db.transaction() as tx:
-        record = await tx.games.create(record=running_record())
-    assert record.id is not None
-    record.timeouts = {"1": 2}
-    record.table_message_id = 777
+def _statements_sent(db: Database) -> list[str]:
+    """From now on, the first word of each statement the driver is given, in order, and
+    "(answered)" where a query's rows came back."""
     sent: list[str] = []
     driver = db._backend._driver  # type: ignore[attr-defined]
     real_execute, real_fetchall = driver.execute, driver.fetchall
@@ -334,10 +329,26 @@ async def test_save_game_stores_a_move_in_one_statement_of_its_own(db: Database)
 
     async def fetchall(sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
         sent.append(sql.split()[0])
-        return await real_fetchall(sql, params)
+        try:
+            return await real_fetchall(sql, params)
+        finally:
+            sent.append("(answered)")
 
     driver.execute, driver.fetchall = execute, fetchall
+    return sent
+
+
+async def test_save_game_stores_a_move_in_one_statement_of_its_own(db: Database) -> None:
+    """The bot's save per move: the same outcome as `games.save` in a transaction, from one
+    UPDATE the database commits by itself (another connection reads it at once)."""
+    async with db.transaction() as tx:
+        record = await tx.games.create(record=running_record())
+    assert record.id is not None
+    record.timeouts = {"1": 2}
+    record.table_message_id = 777
+    sent = _statements_sent(db)
     assert await db.save_game(record) == 2
+    sent.remove("(answered)")
     assert sent == ["UPDATE"]  # no BEGIN, no COMMIT: one statement, committed by itself
     record.version = 2
     async with Database.connect(db.url) as other, other.transaction(readonly=True) as tx:
@@ -424,26 +435,12 @@ async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
     stale = dataclasses.replace(third, version=1, table_message_id=33)
     for record in (first, second, fourth):
         record.table_message_id = 1000 + (record.id or 0)
-    sent: list[str] = []
-    driver = db._backend._driver  # type: ignore[attr-defined]
-    real_execute, real_fetchall = driver.execute, driver.fetchall
-
-    async def execute(sql: str, params: tuple[object, ...] = ()) -> None:
-        sent.append(sql.split()[0])
-        await real_execute(sql, params)
-
-    async def fetchall(sql: str, params: tuple[object, ...] = ()) -> list[dict[str, object]]:
-        sent.append(sql.split()[0])
-        try:
-            return await real_fetchall(sql, params)
-        finally:
-            sent.append("(answered)")
 
     async def busy() -> None:  # another chat's unit of work holds the database meanwhile
         async with db.transaction() as tx:
             await tx.players.upsert(player=Player(user_id=1, name="Alice"))
 
-    driver.execute, driver.fetchall = execute, fetchall
+    sent = _statements_sent(db)
     outcomes = await asyncio.gather(
         busy(), *(db.save_game(r) for r in (first, second, stale, fourth)), return_exceptions=True
     )
