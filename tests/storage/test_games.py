@@ -424,6 +424,26 @@ async def _games(db: Database, count: int) -> list[GameRecord]:
         return [await tx.games.create(record=running_record(-100 - i)) for i in range(count)]
 
 
+async def _another_chats_work(
+    db: Database, *, inside: asyncio.Event | None = None, leave: asyncio.Event | None = None
+) -> None:
+    """A unit of work of another chat, holding the database meanwhile; it sets `inside`
+    once in, and stays until `leave` is set."""
+    async with db.transaction() as tx:
+        await tx.players.upsert(player=Player(user_id=1, name="Alice"))
+        if inside is not None:
+            inside.set()
+        if leave is not None:
+            await leave.wait()
+
+
+async def _saves_and_stores(db: Database, record: GameRecord, table_message_id: int) -> None:
+    """The next save of `record` (at version 1) goes through and is read back."""
+    assert await db.save_game(dataclasses.replace(record, table_message_id=table_message_id)) == 2
+    async with db.transaction(readonly=True) as tx:
+        assert (await tx.games.get(game_id=record.id or 0)).table_message_id == table_message_id
+
+
 async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
     db: Database, executor: str
 ) -> None:
@@ -436,13 +456,11 @@ async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
     for record in (first, second, fourth):
         record.table_message_id = 1000 + (record.id or 0)
 
-    async def busy() -> None:  # another chat's unit of work holds the database meanwhile
-        async with db.transaction() as tx:
-            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
-
     sent = _statements_sent(db)
     outcomes = await asyncio.gather(
-        busy(), *(db.save_game(r) for r in (first, second, stale, fourth)), return_exceptions=True
+        _another_chats_work(db),
+        *(db.save_game(r) for r in (first, second, stale, fourth)),
+        return_exceptions=True,
     )
     assert outcomes[0] is None
     assert outcomes[1:3] == [2, 2]
@@ -469,14 +487,7 @@ async def test_a_save_whose_caller_gave_up_before_it_went_out_is_not_written(
     (record,) = await _games(db, 1)
     record.table_message_id = 4242
     inside, leave = asyncio.Event(), asyncio.Event()
-
-    async def busy() -> None:
-        async with db.transaction() as tx:
-            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
-            inside.set()
-            await leave.wait()
-
-    holder = asyncio.create_task(busy())
+    holder = asyncio.create_task(_another_chats_work(db, inside=inside, leave=leave))
     await inside.wait()
     saving = asyncio.create_task(db.save_game(record))
     await asyncio.sleep(0)  # a step of the loop: the save waits for the database
@@ -485,9 +496,7 @@ async def test_a_save_whose_caller_gave_up_before_it_went_out_is_not_written(
     await holder
     with pytest.raises(asyncio.CancelledError):
         await saving
-    assert await db.save_game(dataclasses.replace(record, table_message_id=7)) == 2
-    async with db.transaction(readonly=True) as tx:
-        assert (await tx.games.get(game_id=record.id or 0)).table_message_id == 7
+    await _saves_and_stores(db, record, 7)
 
 
 async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hanging(
@@ -495,12 +504,8 @@ async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hangi
 ) -> None:
     (record,) = await _games(db, 1)
 
-    async def busy() -> None:
-        async with db.transaction() as tx:
-            await tx.players.upsert(player=Player(user_id=1, name="Alice"))
-
     outcomes = await asyncio.gather(
-        busy(), db.close(), db.save_game(record), return_exceptions=True
+        _another_chats_work(db), db.close(), db.save_game(record), return_exceptions=True
     )
     assert outcomes[:2] == [None, None]
     assert isinstance(outcomes[2], RuntimeError)
@@ -523,9 +528,7 @@ async def test_saves_survive_the_task_sending_them_being_cancelled_before_it_sta
     with pytest.raises(StorageError, match="interrupted"):
         async with asyncio.timeout(10):  # a failure, not a hang, if it is left waiting
             await saving
-    assert await db.save_game(dataclasses.replace(record, table_message_id=7)) == 2
-    async with db.transaction(readonly=True) as tx:
-        assert (await tx.games.get(game_id=record.id or 0)).table_message_id == 7
+    await _saves_and_stores(db, record, 7)
 
 
 async def test_a_save_interrupted_on_its_way_is_a_storage_error_not_a_cancellation(
@@ -555,9 +558,7 @@ async def test_a_save_interrupted_on_its_way_is_a_storage_error_not_a_cancellati
             await saving
     go_on.set()
     driver.fetchall = real_fetchall
-    assert await db.save_game(dataclasses.replace(second, table_message_id=8)) == 2
-    async with db.transaction(readonly=True) as tx:
-        assert (await tx.games.get(game_id=second.id or 0)).table_message_id == 8
+    await _saves_and_stores(db, second, 8)
 
 
 async def test_save_game_inside_a_transaction_of_the_same_task_is_refused(db: Database) -> None:
