@@ -24,8 +24,11 @@ Settings as in production where it matters: a group's table message is edited at
 clock but are an hour long, so none fires. Pending table edits are flushed at the end and counted.
 
 Printed, for the play phase (first tap to the last flushed table edit):
-- updates (button taps) handled per second, and CPU time of the process per update, split into
-  the fake Bot API's own work and the rest (the bot, and the simulated users' few lines);
+- updates (button taps) handled per second: over the whole play phase, and over its steady part
+  (until the first game ends, while every game is still tapping); with a schedule, also the
+  rate at which taps were offered (a Poisson process's rate over a run is not exactly `--rate`);
+- CPU time of the process per update, split into the fake Bot API's own work and the rest (the
+  bot, and the simulated users' few lines);
 - p50/p99 latency of one update: from when it was sent (its arrival, or when its game's previous
   tap had been handled if that is later) until its handler returned, i.e. after the last Bot API
   call made for it; this includes waiting for the event loop behind other chats' updates and
@@ -161,6 +164,11 @@ class Stats:
     handling: list[float] = field(default_factory=list)  # process_update called -> returned
     unanswered: int = 0
     taps_per_game: list[int] = field(default_factory=list)
+    # when the first game ended (perf_counter), and how many taps had been handled by then: the
+    # steady phase, in which every game is still tapping
+    first_end: float | None = None
+    taps_by_first_end: int = 0
+    offered: int = 0  # arrival times the feeder made (with a schedule)
     # per tap, by whether it made a move: the number of Bot API calls it caused
     tallies: dict[str, list[list[int]]] = field(default_factory=lambda: {MOVE: [], NO_MOVE: []})
 
@@ -224,9 +232,14 @@ async def play_game(
         if taps >= MAX_TAPS:
             raise AssertionError(f"game in chat {group.id} did not end after {taps} taps")
     stats.taps_per_game.append(taps)
+    if stats.first_end is None:
+        stats.first_end = clock()
+        stats.taps_by_first_end = len(stats.latencies)
 
 
-async def feed(arrivals: asyncio.Queue[float] | None, rate: float, rng: random.Random) -> None:
+async def feed(
+    arrivals: asyncio.Queue[float] | None, rate: float, rng: random.Random, stats: Stats
+) -> None:
     """Put the arrival times of a Poisson process of `rate` per second into `arrivals`."""
     if arrivals is None:
         return
@@ -235,6 +248,7 @@ async def feed(arrivals: asyncio.Queue[float] | None, rate: float, rng: random.R
     while True:
         while due <= clock():
             arrivals.put_nowait(due)
+            stats.offered += 1
             due += rng.expovariate(rate)
         await asyncio.sleep(due - clock())
 
@@ -330,7 +344,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     started = time.perf_counter()
     seeds = [rng.randrange(2**32) for _ in groups]
     arrivals: asyncio.Queue[float] | None = asyncio.Queue() if args.rate > 0 else None
-    feeder = asyncio.create_task(feed(arrivals, args.rate, random.Random(rng.random())))
+    feeder = asyncio.create_task(feed(arrivals, args.rate, random.Random(rng.random()), stats))
     try:
         await asyncio.gather(
             *(
@@ -361,6 +375,17 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     print(f"play phase: {played:.2f} s, {elapsed:.2f} s with the final table flush")
     print(f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}")
     print(f"updates handled per second: {taps / played:.0f}")
+    if stats.first_end is not None and stats.taps_by_first_end:
+        steady = stats.first_end - started
+        print(
+            f"  while all {args.games} games were running (the first {steady:.1f} s, "
+            f"{stats.taps_by_first_end} taps): {stats.taps_by_first_end / steady:.0f} per second"
+        )
+    if args.rate > 0:
+        print(
+            f"  taps offered: {stats.offered / played:.0f} per second (a Poisson process at "
+            f"{args.rate:g}/s); {max(0, stats.offered - taps)} of them found no game to tap"
+        )
     print(f"CPU time per update: {cpu / taps * 1000:.2f} ms")
     bot_cpu = (cpu - fake.seconds) / taps
     print(
