@@ -94,6 +94,15 @@ def _seated(record: GameRecord, person: Person) -> bool:
     return any(seat.player_id == person.player_id for seat in record.lobby.seats)
 
 
+LEFT_KEYS: Final = {
+    "resigned": "result-resigned",
+    "timed_out": "result-timed-out",
+    "kicked": "result-kicked",
+    "left": "result-left",
+}
+"""How a player left a running game (`meta["left"]`), in the words of the result."""
+
+
 CHAT_WIDE_OPTIONS: Final = frozenset("lc")
 """/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
 
@@ -990,12 +999,7 @@ class GameService:
         reason = None
         if outcome.durak is not None:
             why = record.meta.get("left", {}).get(outcome.durak)
-            reason = {
-                "resigned": "result-resigned",
-                "timed_out": "result-timed-out",
-                "kicked": "result-kicked",
-                "left": "result-left",
-            }.get(why or "")
+            reason = LEFT_KEYS.get(why or "")
         rendered = render.result(
             self.tr,
             record.language,
@@ -1876,7 +1880,8 @@ class GameService:
             await self.out.answer(query)
             await self._render_after(record)
             name = render.esc(self.names(record, record.language).get(player_id, player_id))
-            key = "log-resign" if why == "resigned" else "log-kicked"
+            # what happened, as the result says it (the log's words are a running commentary)
+            key = LEFT_KEYS[why]
             await self._close_question(query, self.t(record.language, key, player=name))
 
     async def _close_question(self, query: CallbackQuery | None, text: str) -> None:

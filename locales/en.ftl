@@ -139,10 +139,10 @@ hand-bot-removed = I was removed from the group; the game has ended.
 
 ## Events (the table's last moves)
 
-log-attack = { $player } attacked
-log-defend = { $player } covered a card
-log-transfer = { $player } transferred to { $target }
-log-show = { $player } showed a trump and transferred to { $target }
+log-attack = { $player } attacks
+log-defend = { $player } covers a card
+log-transfer = { $player } transfers to { $target }
+log-show = { $player } shows a trump and transfers to { $target }
 log-take = { $player } takes
 log-pass = { $player } is done
 log-beaten =
@@ -152,17 +152,17 @@ log-beaten =
     }
 log-picked =
     { $count ->
-        [one] { $player } picked up { $count } card
-       *[other] { $player } picked up { $count } cards
+        [one] { $player } picks up { $count } card
+       *[other] { $player } picks up { $count } cards
     }
 log-out = { $player } is out
-log-exchange = { $player } swapped the lowest trump for the face-up trump
-log-resign = { $player } gave up
-log-redeal = { $player } asked for a new deal; the cards were dealt again
-log-timeout = { $player } ran out of time
-log-removed = { $player } was removed after three timeouts
-log-kicked = { $player } was removed from the game
-log-left = { $player } left the group
+log-exchange = { $player } swaps the lowest trump for the face-up trump
+log-resign = { $player } gives up
+log-redeal = { $player } asks for a new deal; the cards are dealt again
+log-timeout = { $player } runs out of time
+log-removed = { $player } is removed after three timeouts
+log-kicked = { $player } is removed from the game
+log-left = { $player } leaves the group
 
 ## The end
 

@@ -307,7 +307,7 @@ async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
     assert await h.service.run_due() == 1
     assert game.move_number == 1  # the opener played his lowest card
     assert (
-        "ran out of time"
+        "runs out of time"
         in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
     )
     # keep timing out whoever is to move; the third timeout in a row removes that player
@@ -321,7 +321,7 @@ async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
     assert any(p.result == "timed_out" for p in result.participants)
     assert "removed" in h.fake.last_message(group.id).text
     table = await h.table_of(group)
-    assert "removed after three timeouts" in table.text and "gave up" not in table.text
+    assert "removed after three timeouts" in table.text and "gives up" not in table.text
     assert opener in game.players
 
 
@@ -500,7 +500,7 @@ async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarne
     assert group.id in h.service.tables.pending()  # the edit is retried after retry_after
     await h.service.tables.flush()  # ... and then shows the latest state
     assert (
-        "attacked" in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
+        "attacks" in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
     )
     new_hand = h.hand_message(attacker)
     assert new_hand.message_id != hand.message_id  # sent anew, id stored
@@ -533,7 +533,8 @@ async def test_leave_asks_to_confirm_then_the_player_is_the_durak(harness: BotHa
     assert result.durak == str(bob.id)
     assert {p.player_id: p.result for p in result.participants}[str(bob.id)] == "resigned"
     confirm = h.fake.message(group.id, confirm.message_id)
-    assert confirm.buttons == [] and confirm.text == "Bob gave up"
+    assert confirm.buttons == [] and confirm.text == "Bob gave up."
+    assert "Bob gives up" in (await h.table_of(group)).text
 
 
 async def test_cancelling_a_lobby_answers_in_the_lobbys_words(harness: BotHarness) -> None:

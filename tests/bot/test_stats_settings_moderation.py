@@ -183,10 +183,10 @@ async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> Non
     assert running(h, group) is None
     assert "removed by an admin" in h.fake.last_message(group.id).text
     table = await h.table_of(group)
-    assert "Bob was removed from the game" in table.text and "gave up" not in table.text
+    assert "Bob is removed from the game" in table.text and "gives up" not in table.text
     # The question is answered: it says so and offers its button no more.
     confirm = h.fake.message(group.id, confirm.message_id)
-    assert confirm.buttons == [] and confirm.text == "Bob was removed from the game"
+    assert confirm.buttons == [] and confirm.text == "Bob was removed by an admin."
 
 
 async def test_a_second_kick_question_is_closed_when_tapped_too(harness: BotHarness) -> None:
@@ -247,7 +247,7 @@ async def test_r18_a_player_who_leaves_by_command_is_logged_as_giving_up(
     await h.send(bob.send(group, "/leave"))
     confirm = h.fake.last_message(group.id)
     await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
-    assert "Bob gave up" in (await h.table_of(group)).text
+    assert "Bob gives up" in (await h.table_of(group)).text
 
 
 async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> None:
@@ -259,7 +259,7 @@ async def test_a_player_who_leaves_the_group_resigns(harness: BotHarness) -> Non
     assert running(h, group) is None
     assert "Bob left the group" in h.fake.last_message(group.id).text
     table = await h.table_of(group)
-    assert "Bob left the group" in table.text and "gave up" not in table.text
+    assert "Bob leaves the group" in table.text and "gives up" not in table.text
 
 
 async def test_a_player_who_leaves_the_group_loses_the_lobby_seat(harness: BotHarness) -> None:
