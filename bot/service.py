@@ -155,6 +155,8 @@ class GameService:
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._sent_hands: dict[tuple[int, str], Any] = {}  # what each hand message shows
+        # game id -> what its table message shows: (chat, message id, text, keyboard)
+        self._shown_tables: dict[int, tuple[int, int, str, str | None]] = {}
         # the move number of the keyboard each player has now: a tap from an older one is stale
         self._shown_move: dict[tuple[int, str], int] = {}
         self._deadline_changed = asyncio.Event()
@@ -285,6 +287,7 @@ class GameService:
         self.tables.forget(record.chat_id)
         self.hand_retries.forget(record.chat_id)
         self._retry_at.pop(record.chat_id, None)
+        self._shown_tables.pop(record.id or 0, None)
         for seat in record.lobby.seats:
             self._sent_hands.pop((record.id or 0, seat.player_id), None)
             self._shown_move.pop((record.id or 0, seat.player_id), None)
@@ -1206,6 +1209,21 @@ class GameService:
             else None,
             closed=closed,
         )
+        keyboard = rendered.keyboard.json if rendered.keyboard is not None else None
+        game_id = record.id or 0
+        shown = self._shown_tables.get(game_id)
+        if shown is not None and shown == (
+            record.chat_id,
+            record.table_message_id,
+            rendered.text,
+            keyboard,
+        ):
+            # Nothing new to show (a merged edit that an earlier one already covered, say):
+            # Telegram would only answer "message is not modified", and the call would take
+            # one of the group's twenty a minute.
+            self.tables.reset(record.chat_id)
+            return
+        self._shown_tables.pop(game_id, None)
         try:
             # Not patient: a 429 goes to the coalescer, which retries without holding the lock.
             sent = await self.out.show(
@@ -1222,6 +1240,7 @@ class GameService:
             self.tables.retry_later(record.chat_id, exc)
             return
         self.tables.reset(record.chat_id)
+        self._shown_tables[game_id] = (record.chat_id, sent.message_id, rendered.text, keyboard)
         if sent.new:
             record.table_message_id = sent.message_id
             # Quietly: the game goes on (hands, computers) even if this id is not stored.

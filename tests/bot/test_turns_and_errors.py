@@ -4,6 +4,8 @@ supergroup, and edits that change nothing."""
 
 from __future__ import annotations
 
+import asyncio
+
 from engine import Card, Game, Rules
 from storage import ChatSettings
 from tests.bot.conftest import BotHarness
@@ -242,3 +244,45 @@ async def test_r18_a_player_whose_time_ran_out_is_told_the_bot_moved_for_them(
     assert told in h.hand_message(opener).text  # with the card the bot played for them
     # What a third timeout means (R18): the durak, not "out" (which is how one wins).
     assert "at 3 you lose this game as the durak" in told
+
+
+async def test_a_merged_table_edit_that_an_earlier_one_covered_sends_nothing(
+    harness: BotHarness,
+) -> None:
+    """A merged edit that woke while a move held the chat's lock publishes that move; the
+    move's own request, made meanwhile, is scheduled anew. When it runs, the table already
+    shows everything: no call (Telegram would answer "message is not modified", and the
+    call would take one of the group's twenty a minute)."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6020, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    tables = h.service.tables
+    tables.interval = 3.0  # production's coalescing (the tests' default is 0: at once)
+    record = h.service._live[group.id]
+    table_id = record.table_message_id or 0
+    await tables.request(group.id)  # an edit went out just now ...
+    await tables.request(group.id)  # ... so this one is merged into a later run
+    assert tables.pending() == {group.id}
+    lock = h.service._locks[group.id]
+    await lock.acquire()  # a move in progress
+    merged = asyncio.create_task(tables.flush())  # the later run wakes: waits for the lock
+    await asyncio.sleep(0)  # a step of the loop: the run starts and queues for the lock
+    assert not tables.pending()
+    await tables.request(group.id)  # the move's request: scheduled anew
+    assert tables.pending() == {group.id}
+    lock.release()
+    await merged  # publishes the state after the move
+    text = h.fake.message(group.id, table_id).text
+    h.fake.clear_calls()
+    await tables.flush()  # the second run: nothing new
+    assert h.fake.calls_for("editMessageText") == []
+    assert h.fake.message(group.id, table_id).text == text
+    # A change is still shown.
+    attacker = h.users[int(live(h, group.id).attacker)]
+    hand = h.hand_message(attacker)
+    playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    await h.send(attacker.tap(hand, playable.callback_data or ""))
+    await tables.flush()
+    assert h.fake.message(group.id, table_id).text != text
+    assert all(c.ok for c in h.fake.calls_for("editMessageText"))
