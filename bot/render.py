@@ -511,8 +511,13 @@ def _hand_at_the_end(
     lines += ["", f"<b>{tr.t(lang, 'result-title')}</b>"]
     if outcome.durak is None:
         lines.append(tr.t(lang, "result-draw"))
+    elif outcome.durak == view.viewer:
+        lines.append(tr.t(lang, "hand-result-you-durak"))
     else:
         lines.append(tr.t(lang, "result-durak", player=_name(names, outcome.durak)))
+    place = outcome.places(view.players).get(view.viewer or "")
+    if place is not None and outcome.durak != view.viewer:
+        lines.append(tr.t(lang, "hand-result-place", place=place, count=len(view.players)))
     if view.hand:
         lines.append(tr.t(lang, "hand-last-cards", cards=" ".join(map(str, view.hand))))
     return Rendered("\n".join(lines))

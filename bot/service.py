@@ -929,19 +929,7 @@ class GameService:
         outcome = game.outcome
         left: Mapping[str, str] = record.meta.get("left", {})
         seats = {s.player_id: s for s in record.lobby.seats}
-        places: dict[str, int] = {}
-        place = 1
-        for group in outcome.out_order:
-            for p in group:
-                places[p] = place
-            place += len(group)
-        rest = [p for p in game.players if p not in places and p != outcome.durak]
-        for p in rest:
-            places[p] = place
-        if rest:
-            place += len(rest)
-        if outcome.durak is not None:
-            places[outcome.durak] = place
+        places = outcome.places(game.players)
         participants = []
         for seat_no, p in enumerate(game.players):
             seat = seats[p]

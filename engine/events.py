@@ -9,6 +9,7 @@ move, and a frozen dataclass costs three times as much to build.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.cards import Card
@@ -26,6 +27,24 @@ class Outcome:
     out_order: tuple[tuple[str, ...], ...]
     """Groups of players who went out together, first out first."""
     bouts: int
+
+    def places(self, players: Sequence[str]) -> dict[str, int]:
+        """Each of `players`' place, 1 for the first out: players who went out together
+        share one, as do those still holding cards when a resignation ended the game (R18);
+        the durak comes last."""
+        places: dict[str, int] = {}
+        place = 1
+        for group in self.out_order:
+            for p in group:
+                places[p] = place
+            place += len(group)
+        rest = [p for p in players if p not in places and p != self.durak]
+        for p in rest:
+            places[p] = place
+        place += len(rest)
+        if self.durak is not None:
+            places[self.durak] = place
+        return places
 
     def __reduce__(self) -> tuple[object, ...]:
         # As the fields, in order: the compiled engine's frozen classes take no state later.

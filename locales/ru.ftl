@@ -153,6 +153,8 @@ hand-timed-out = Время вышло, и я сходил за тебя ({ $cou
 hand-choose = Какой ход?
 hand-empty = У тебя нет карт.
 hand-last-cards = Твои последние карты: { $cards }
+hand-result-you-durak = Ты остаёшься в дураках.
+hand-result-place = Твоё место: { $place } из { $count }.
 hand-cancelled = Эта игра отменена.
 hand-replaced = Твои карты — в новом сообщении ниже.
 hand-bot-removed = Меня удалили из группы — игра окончена.
@@ -174,10 +176,10 @@ log-beaten =
     }
 log-picked =
     { $count ->
-        [one] { $player } берёт { $count } карту
-        [few] { $player } берёт { $count } карты
-        [many] { $player } берёт { $count } карт
-       *[other] { $player } берёт { $count } карты
+        [one] { $player } забирает { $count } карту
+        [few] { $player } забирает { $count } карты
+        [many] { $player } забирает { $count } карт
+       *[other] { $player } забирает { $count } карты
     }
 log-out = { $player } выходит из игры
 log-exchange = { $player } меняет младший козырь на открытый

@@ -224,9 +224,15 @@ def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() 
     assert game.is_over and game.durak == "2"
     rendered = render.hand(TR, "en", game.view("2"), game_id=1, names=NAMES, chat_title="x")
     assert rendered.keyboard is None
-    assert "Game over" in rendered.text and "The durak is Bob &amp; Co." in rendered.text
-    assert "Your last cards: 8♦" in rendered.text
+    assert "Game over" in rendered.text and "You are the durak." in rendered.text
+    assert "Your last cards: 8♦" in rendered.text and "Your place" not in rendered.text
     check_fits_telegram(rendered)
+    rendered = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
+    assert "The durak is Bob &amp; Co." in rendered.text and "Your place: 1 of 2." in rendered.text
+    assert "last cards" not in rendered.text
+    for lang, durak in (("de", "Du bist der Durak."), ("ru", "Ты остаёшься в дураках.")):
+        hand = render.hand(TR, lang, game.view("2"), game_id=1, names=NAMES, chat_title="x")
+        assert durak in hand.text
     table = render.table(TR, "en", game.view(None), names=NAMES).text
     assert "🃏 Bob &amp; Co: 1 card · durak" in table and "takes" not in table
     assert "✅ Alice &lt;admin&gt;: out" in table

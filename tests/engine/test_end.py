@@ -258,6 +258,15 @@ def test_r17_three_players_game_goes_on_until_one_holds_cards() -> None:
     assert game.durak == "C"
     assert game.outcome is not None
     assert game.outcome.out_order == (("A",), ("B",))
+    assert game.outcome.places(game.players) == {"A": 1, "B": 2, "C": 3}
+
+
+def test_r17_a_draw_places_those_out_together_alike() -> None:
+    """R17: players who went out together share a place; a draw has no last place."""
+    game = position({"A": "7♠", "B": "8♠"}, trump="♦", attacker="A")
+    play(game, ("A", att("7♠")), ("B", dfd("7♠", "8♠")))
+    assert game.outcome is not None
+    assert game.outcome.places(game.players) == {"A": 1, "B": 1}
 
 
 def test_r17_no_moves_after_game_over() -> None:
@@ -302,6 +311,8 @@ def test_r18_resign_in_the_middle_of_a_bout() -> None:
     assert game.durak == "B"
     assert game.outcome is not None
     assert game.outcome.resigned == "B"
+    # Nobody went out: the two still holding cards share the first place, the durak is last.
+    assert game.outcome.places(game.players) == {"A": 1, "C": 1, "B": 3}
 
 
 # --- R19 trump exchange -------------------------------------------------------------------
