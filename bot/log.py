@@ -37,8 +37,8 @@ def entries_for(player: str, events: Iterable[Any]) -> list[dict[str, Any]]:
                 out.append({"e": "removed", "p": pid})
             case {"gone": pid, "why": "kicked" | "left" as why}:  # a resign the player did not make
                 out.append({"e": why, "p": pid})
-            case Attacked(player=p):
-                out.append({"e": "attack", "p": p})
+            case Attacked(player=p, lead=lead):  # the bout's first card, or thrown in
+                out.append({"e": "attack" if lead else "add", "p": p})
             case Defended(player=p):
                 out.append({"e": "defend", "p": p})
             case Transferred(player=p, to=to, shown=shown):

@@ -420,6 +420,7 @@ def hand(
     practice: bool = False,
     seconds_left: int | None = None,
     choice: Sequence[Action] | None = None,
+    transfer_to: str | None = None,
     timeouts: int = 0,
     max_timeouts: int = 3,
 ) -> Rendered:
@@ -427,7 +428,8 @@ def hand(
 
     Cards that can be played now are plain; others are shown between dots and answer
     why not when tapped. `choice` replaces the cards with the options of an ambiguous
-    tap (a card that covers several attack cards, or covers and transfers).
+    tap (a card that covers several attack cards, or covers and transfers); a card that can
+    only transfer asks to confirm, naming who would defend then (`transfer_to`).
     """
     me = view.viewer
     assert me is not None
@@ -456,7 +458,10 @@ def hand(
     move = view.move_number
     rows: list[list[Button]] = []
     if choice:
-        lines += ["", tr.t(lang, "hand-choose")]
+        if transfer_to is not None:
+            lines += ["", tr.t(lang, "hand-confirm-transfer", player=_name(names, transfer_to))]
+        else:
+            lines += ["", tr.t(lang, "hand-choose")]
         for action in choice:
             if isinstance(action, Defend):
                 label = tr.t(lang, "button-cover", attack=str(action.attack), card=str(action.card))

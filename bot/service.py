@@ -757,7 +757,8 @@ class GameService:
         async with self._locks[chat_id]:
             current = await self._load(chat_id)
             if current is not None:
-                key = "newgame-running" if current.status == "running" else "newgame-lobby-open"
+                # A lobby opened since this result was posted is below it, in the chat.
+                key = "newgame-running" if current.status == "running" else "again-lobby-open"
                 await self.out.answer(query, self.t(self.personal_language(person, current), key))
                 return
             async with self.db.transaction(readonly=True) as tx:
@@ -859,7 +860,13 @@ class GameService:
                 # must not pass the bout on by mistake (the Transfer buttons are one tap).
                 if len(options) > 1 or isinstance(options[0], Transfer):
                     await self.out.answer(query)
-                    await self._publish_hands(record, only={pid}, force=True, choice=options)
+                    await self._publish_hands(
+                        record,
+                        only={pid},
+                        force=True,
+                        choice=options,
+                        transfer_to=_transfer_target(game, pid, options),
+                    )
                     return
                 action = options[0]
             else:
@@ -1265,10 +1272,12 @@ class GameService:
         only: set[str] | None = None,
         force: bool = False,
         choice: Sequence[Action] | None = None,
+        transfer_to: str | None = None,
         patient: bool = False,
         retrying: bool = False,
     ) -> None:
         """Edit each hand message whose cards or options changed (or all, with `force`).
+        `choice`, `transfer_to`: a tap's options to choose from (see `render.hand`).
 
         A hand that fails for a while (429, a timeout) is shown again by `hand_retries`:
         scheduled once per pass, or (`retrying`, a pass of `hand_retries` itself) raised for
@@ -1298,6 +1307,7 @@ class GameService:
                 practice=bool(record.meta.get("practice")),
                 seconds_left=self.seconds_left(record),
                 choice=choice,
+                transfer_to=transfer_to,
                 timeouts=record.timeouts.get(pid, 0),
                 max_timeouts=MAX_TIMEOUTS,
             )
@@ -2131,6 +2141,15 @@ class GameService:
 
     async def flush(self) -> None:
         await self.tables.flush()
+
+
+def _transfer_target(game: Game, player: str, options: Sequence[Action]) -> str | None:
+    """Who would defend after `player`'s transfer, when that is the only option (R14)."""
+    if len(options) != 1 or not isinstance(options[0], Transfer):
+        return None
+    probe = game.copy()
+    probe.apply(player, options[0])
+    return probe.defender
 
 
 def forced_resign(game: Game, player: str) -> list[Any]:

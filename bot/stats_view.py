@@ -78,7 +78,8 @@ def leaderboard(
         lines.append(_line(tr, lang, rank, row))
     if me is not None and all(r.player_id != me[1].player_id for r in rows):
         my_rank, mine = me
-        lines += ["…", _line(tr, lang, my_rank, mine)]
+        # "…" stands for the ranks between the top and the caller's; with none shown, a gap
+        lines += ["…" if rows else "", _line(tr, lang, my_rank, mine)]
     lines += ["", f"<i>{tr.t(lang, 'stats-footer', min=MIN_RANKED_GAMES)}</i>"]
     shown = [*rows, *([me[1]] if me is not None else [])]
     if show_computers and any(row.is_computer for row in shown):  # the 🤖 needs explaining

@@ -66,6 +66,8 @@ class BoutStarted(Event):
 class Attacked(Event):
     player: str
     card: Card
+    lead: bool = False
+    """The bout's first card (R8); every further one is thrown in."""
 
 
 @dataclass(slots=True)

@@ -770,12 +770,13 @@ class Game:
         hands[player] ^= bit
         self._table_bits |= bit  # as _put_on_table, inlined: attacks are the commonest move
         self._rank_bits |= RANK_BITS[card.rank]
+        lead = not attacks
         attacks.append(card)
         self._defences.append(None)
         self._unbeaten |= bit
         if self._passed:
             self._passed.clear()
-        events.append(Attacked(player, card))
+        events.append(Attacked(player, card, lead))
 
     def _put_on_table(self, card: Card) -> None:
         """R8: from now on the card's rank may be thrown in."""

@@ -42,6 +42,7 @@ lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
 lobby-again = Eine neue Lobby ist offen.
 newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
+again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
 newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu und sende dort /newgame.
 private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
@@ -49,8 +50,8 @@ private-lobby-cancelled = Das Spiel in <b>{ $chat }</b> wurde abgebrochen, bevor
 private-lobby-expired = Das Spiel in <b>{ $chat }</b> hat nicht rechtzeitig begonnen; die Lobby ist geschlossen.
 group-joined = { $player } spielt mit.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
-group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin verfällt jeder Zug nach Ablauf der Zeit.
-group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel auf { $player } (es gibt kein Zeitlimit); ein Admin kann { $player } mit /kick als Antwort auf eine Nachricht von { $player } entfernen.
+group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin spiele ich nach Ablauf der Zeit für diesen Spieler; nach drei Mal in Folge verliert er.
+group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel (es gibt kein Zeitlimit); ein Admin kann den Spieler mit /kick als Antwort auf eine seiner Nachrichten entfernen.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
 ## Regeln
@@ -102,8 +103,8 @@ button-add-to-group = Zu einer Gruppe hinzufügen
 table-title = Durak
 table-trump = Trumpf { $card } · Stapel { $stock } · Ablage { $discard }
 table-empty = Der Tisch ist leer.
-table-waiting = Warte auf { $names }.
-table-waiting-deadline = Warte auf { $names } ({ $seconds } Sek.).
+table-waiting = Wir warten auf { $names }.
+table-waiting-deadline = Wir warten auf { $names } (noch { $seconds } Sek.).
 seat-out = raus
 seat-takes = nimmt auf
 seat-passed = fertig
@@ -129,8 +130,9 @@ hand-you-may-add-take = { $player } nimmt auf. Du kannst noch eine Karte zuwerfe
 hand-you-may-add-now = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt.
 hand-you-are-out = Du bist raus. Gut gespielt!
 hand-seconds-left = Noch { $seconds } Sek.
-hand-timed-out = Deine Zeit ist abgelaufen, ich habe für dich gezogen ({ $count } von { $max } in Folge; nach { $max } verlierst du das Spiel als Durak).
+hand-timed-out = Deine Zeit ist abgelaufen, ich habe für dich gespielt ({ $count } von { $max } in Folge; nach { $max } verlierst du das Spiel als Durak).
 hand-choose = Welcher Zug?
+hand-confirm-transfer = Weiterschieben? Dann verteidigt { $player }.
 hand-empty = Du hast keine Karten.
 hand-last-cards = Deine letzten Karten: { $cards }
 hand-result-you-durak = Du bist der Durak.
@@ -142,6 +144,7 @@ hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.
 ## Ereignisse (die letzten Züge am Tisch)
 
 log-attack = { $player } spielt aus
+log-add = { $player } wirft zu
 log-defend = { $player } schlägt eine Karte
 log-transfer = { $player } schiebt an { $target } weiter
 log-show = { $player } zeigt einen Trumpf und schiebt an { $target } weiter
@@ -191,7 +194,7 @@ group-hello = Hallo! Ich leite hier <b>Durak</b>-Partien. Sende /newgame, um ein
 help-text =
     <b>Durak</b>
     <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
-    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Rangliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
+    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
 
@@ -253,11 +256,11 @@ settings-show-trump-help = weiterschieben, indem man den Trumpf dieses Werts zei
 settings-throw-in = Zuwerfen
 settings-throw-in-help = wer in einer Runde Karten zuwerfen darf
 settings-first-bout = Bis 1. Ablage
-settings-first-bout-help = höchstens so viele Karten pro Runde, bis zur ersten Ablage
+settings-first-bout-help = höchstens so viele Karten pro Runde, bis zur ersten Ablage (Aufnehmen beendet das nicht)
 settings-trump-exchange = Trumpftausch
 settings-trump-exchange-help = wer den niedrigsten Trumpf hat, darf den offenen Trumpf nehmen
 settings-timeout = Zeit pro Zug
-settings-timeout-help = wer die Zeit überschreitet, zieht automatisch; nach drei Zeitüberschreitungen in Folge verliert man das Spiel als Durak
+settings-timeout-help = bei Zeitüberschreitung wird automatisch gespielt; nach drei Zeitüberschreitungen in Folge verliert man das Spiel als Durak
 settings-language = Sprache
 settings-language-help = die Sprache der Gruppe für die Nachrichten des Bots
 settings-computers = Computer in der Bestenliste
@@ -303,7 +306,7 @@ stats-record = Rating { $rating } · { $games ->
         [one] { $games } Spiel
        *[other] { $games } Spiele
     } · gewonnen { $won } · Durak { $durak } ({ $rate }) · Serie { $streak }
-stats-no-games = Noch keine abgeschlossenen Spiele.
+stats-no-games = Noch keine abgeschlossenen Gruppenspiele (Training zählt nicht).
 stats-rating-pending = – (ab { $min } Spielen)
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)

@@ -42,6 +42,7 @@ lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
 lobby-again = A new lobby is open.
 newgame-lobby-open = A game is already being set up here: join it above.
+again-lobby-open = A new game is already being set up below: join it there.
 newgame-running = A game is running here. Wait for it to end, or /cancel it.
 newgame-in-group = Durak is played in groups: add me to a group and send /newgame there.
 private-joined = You have a seat in the game in <b>{ $chat }</b>. Your cards will appear here.
@@ -49,7 +50,7 @@ private-lobby-cancelled = The game in <b>{ $chat }</b> was cancelled before it s
 private-lobby-expired = The game in <b>{ $chat }</b> did not start in time; its lobby is closed.
 group-joined = { $player } has a seat.
 join-not-member = Only members of <b>{ $chat }</b> can join its game. Join the group, then press “Join” there.
-group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then their turns time out.
+group-blocked = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then I move for them when their time runs out; three times in a row and they lose.
 group-blocked-no-limit = { $player } has blocked me or never started me, so I cannot send their cards. Open { $link }, press Start (or Restart after a block), then send /hand. Until then the game waits for them (there is no time limit); an admin can remove them with /kick as a reply to one of their messages.
 game-cancelled = The game was cancelled. No result is recorded.
 
@@ -131,6 +132,7 @@ hand-you-are-out = You are out of the game. Well played!
 hand-seconds-left = { $seconds } s left.
 hand-timed-out = Your time ran out, so I moved for you ({ $count } of { $max } in a row; at { $max } you lose this game as the durak).
 hand-choose = Which one?
+hand-confirm-transfer = Transfer the attack? { $player } would defend then.
 hand-empty = You have no cards.
 hand-last-cards = Your last cards: { $cards }
 hand-result-you-durak = You are the durak.
@@ -142,6 +144,7 @@ hand-bot-removed = I was removed from the group; the game has ended.
 ## Events (the table's last moves)
 
 log-attack = { $player } attacks
+log-add = { $player } throws in
 log-defend = { $player } covers a card
 log-transfer = { $player } transfers to { $target }
 log-show = { $player } shows a trump and transfers to { $target }
@@ -190,7 +193,7 @@ private-unknown-command = I don't know that command: /help lists mine.
 group-hello = Hello! I run games of <b>Durak</b> here. Send /newgame to open one: everyone who wants to play taps “Join”, and I send each player their cards in private. /help explains the rest.
 help-text =
     <b>Durak</b>
-    <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (in transfer Durak) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
+    <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (with transfers, Perevodnoy) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
     <b>Commands:</b> /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
 
 ## Errors (callback toasts: plain text, under 200 characters)
@@ -297,7 +300,7 @@ stats-record = Rating { $rating } · { $games ->
         [one] { $games } game
        *[other] { $games } games
     } · won { $won } · durak { $durak } ({ $rate }) · streak { $streak }
-stats-no-games = No finished games yet.
+stats-no-games = No finished group games yet (practice games don't count).
 stats-rating-pending = – (from { $min } games on)
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)

@@ -628,6 +628,15 @@ async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarnes
     await h.send(alice.tap(result, "Play again"))
     lobby = h.lobby_message(group)
     assert "Alice" in lobby.text and "Bob" in lobby.text
+    assert lobby.message_id > result.message_id
+    # A second Play again is pointed to the new lobby, which is below the result.
+    again = bob.tap(result, "Play again")
+    await h.send(again)
+    toast = h.fake.answer_for(again)
+    assert (
+        toast is not None
+        and toast.text == "A new game is already being set up below: join it there."
+    )
     await h.send(alice.tap(lobby, "Start"))
     assert running_game(h, group) is not None
     # Play again on the old result while the new game runs: pointed to the running game.

@@ -59,6 +59,20 @@ async def test_leaderboard_after_scripted_games(harness: BotHarness) -> None:
     # Dave's own line: no rank and no rating before his third game, but how far he is.
     assert lines[3] == "Dave: not ranked yet, 1 of 3 games · durak 1 (100%)"
     assert "from 3 games on" in board
+    assert "…" in board.splitlines()  # the ranks between the top three and Dave
+
+
+async def test_a_leaderboard_with_nobody_ranked_leaves_no_gap_mark(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4009, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await resign_game(h, group, [alice, bob], bob)
+    await h.send(bob.send(group, "/stats"))
+    board = h.fake.last_message(group.id).text
+    assert "Nobody is ranked yet" in board and "Bob: not ranked yet, 1 of 3 games" in board
+    assert "…" not in board  # nothing was left out between the (empty) top and Bob's line
 
 
 async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
@@ -294,7 +308,7 @@ async def test_stats_unknown_player_in_private(harness: BotHarness, tmp_path: Pa
     h = harness
     newbie = h.user(9, "Newbie")
     await h.send(newbie.send_private("/stats"))
-    assert "No finished games yet" in h.fake.last_message(newbie.id).text
+    assert "No finished group games yet" in h.fake.last_message(newbie.id).text
 
 
 async def test_half_time_after_a_cancel_leaves_the_closed_hands_closed(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from bot import render
 from engine import Card, Game, Rules
 from storage import ChatSettings
 from tests.bot.conftest import BotHarness
@@ -224,7 +225,9 @@ async def test_r14_a_card_that_can_only_transfer_asks_before_passing_the_bout_on
     await h.send(alice.tap(h.hand_message(alice), "8♠"))
     await h.send(bob.tap(h.hand_message(bob), "8♥"))
     assert live(h, group.id).move_number == 1  # nothing transferred yet
-    assert h.hand_message(bob).button_texts == ["Transfer 8♥", "Back"]
+    question = h.hand_message(bob)
+    assert question.button_texts == ["Transfer 8♥", "Back"]
+    assert "Transfer the attack? Carol would defend then." in question.text  # R14: the next
     await h.send(bob.tap(h.hand_message(bob), "Transfer 8♥"))
     assert live(h, group.id).defender == "3"
 
@@ -286,3 +289,26 @@ async def test_a_merged_table_edit_that_an_earlier_one_covered_sends_nothing(
     await tables.flush()
     assert h.fake.message(group.id, table_id).text != text
     assert all(c.ok for c in h.fake.calls_for("editMessageText"))
+
+
+async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness) -> None:
+    """The first card of a bout "attacks"; a card added to it "throws in" (R8, R9), in each
+    language."""
+    h = harness
+    position = Game.from_position(
+        {"1": "6♠ 9♥", "2": "9♠ 10♣ J♣", "3": "6♦ 7♣"}, trump="K♦", stock="Q♥ J♥", attacker="1"
+    )
+    group, (alice, _, carol) = await three_at(h, -6021, position)
+    for user, card in ((alice, "6♠"), (carol, "6♦")):
+        hand = h.hand_message(user)
+        button = next(b for row in hand.buttons for b in row if b.text == card)
+        await h.send(user.tap(hand, button.callback_data or ""))
+    table = (await h.table_of(group)).text
+    assert "Alice attacks\nCarol throws in" in table
+    record = h.service._live[group.id]
+    names = h.service.names(record)
+    log = record.meta["log"]
+    assert [render.log_line(h.service.tr, "de", e, names) for e in log] == [
+        "Alice spielt aus",
+        "Carol wirft zu",
+    ]

@@ -6,6 +6,7 @@ import pytest
 
 from engine import (
     Attack,
+    Attacked,
     BeatenOff,
     BoutStarted,
     Defend,
@@ -92,6 +93,20 @@ def test_r8_further_cards_need_a_rank_on_the_table() -> None:
     assert attacks(game.legal_actions("A")) == {c("6♥"), c("9♥")}
     game.apply("A", att("9♥"))
     assert game.table == [(c("6♠"), c("9♠")), (c("9♥"), None)]
+
+
+def test_r8_the_event_of_the_first_card_says_it_leads_the_bout() -> None:
+    """R8/R9: the first card of a bout leads it; every further one is thrown in, by the
+    attacker too (the table's log words them differently)."""
+    game = position(
+        {"A": "6♠ 6♥ 9♥", "B": "9♠ 10♣ J♣ Q♣", "C": "6♦ 7♣"},
+        trump="K♦",
+        stock="Q♥ J♥",
+        attacker="A",
+    )
+    assert game.apply("A", att("6♠")) == [Attacked("A", c("6♠"), lead=True)]
+    assert game.apply("A", att("6♥")) == [Attacked("A", c("6♥"), lead=False)]
+    assert game.apply("C", att("6♦")) == [Attacked("C", c("6♦"), lead=False)]
 
 
 # --- R9 who may throw in ------------------------------------------------------------------
