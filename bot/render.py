@@ -174,10 +174,11 @@ def lobby(
     if not opener_seated:  # the opener never started the bot: Join gives them the link
         lines.append(tr.t(lang, "lobby-opener-join", name=esc(opener)))
     if len(seats) > rules.max_players:  # the rules changed since (a smaller deck)
-        lines.append(tr.t(lang, "lobby-too-many"))
+        lines.append(tr.t(lang, "lobby-too-many", extra=len(seats) - rules.max_players))
     elif len(seats) < 2:
         lines.append(tr.t(lang, "lobby-need-players", min=2))
     if levels:  # "Add computer" was tapped: which level?
+        lines += ["", tr.t(lang, "lobby-pick-level")]
         picker = [
             Button(tr.t(lang, f"level-{level}"), callback_data=encode_lobby(game_id, "add", level))
             for level in levels

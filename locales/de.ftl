@@ -295,7 +295,7 @@ stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
         [one] { $min } abgeschlossenes Spiel
        *[other] { $min } abgeschlossene Spiele
     }.
-stats-footer = Rating: openskill (Plackett–Luce), μ − 3σ. In der Wertung ab { $min ->
+stats-footer = Rating: eine vorsichtige Schätzung der Spielstärke (openskill, μ − 3σ). In der Wertung ab { $min ->
         [one] { $min } Spiel
        *[other] { $min } Spielen
     }.
@@ -323,7 +323,12 @@ level-hard = schwer
 computer-name = Computer { $n } ({ $level })
 lobby-computer-added = Ein Computerspieler sitzt am Tisch.
 lobby-need-human = Mindestens ein Mensch muss mitspielen.
-lobby-too-many = Zu viele Plätze für diese Regeln: Erst muss jemand gehen.
+lobby-too-many =
+    { $extra ->
+        [one] Zu viele Spieler für dieses Kartendeck: { $extra } muss gehen, oder ein Admin wählt in /settings ein größeres.
+       *[other] Zu viele Spieler für dieses Kartendeck: { $extra } müssen gehen, oder ein Admin wählt in /settings ein größeres.
+    }
+lobby-pick-level = Wie stark soll der Computerspieler sein?
 practice-intro = Trainiere gegen Computerspieler. Wie viele Gegner, und wie stark?
 practice-button = { $level }: { $count }
 practice-title = Training

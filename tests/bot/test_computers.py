@@ -90,7 +90,10 @@ async def test_adding_computers_is_for_the_opener_and_a_person_must_play(
     await h.send(alice.tap(lobby, "Leave"))
     for _ in range(2):
         await h.send(alice.tap(lobby, "Add computer"))
+        picking = h.fake.message(group.id, lobby.message_id)
+        assert "How strong should the computer player be?" in picking.text
         await h.send(alice.tap(lobby, "easy"))
+    assert "How strong" not in h.fake.message(group.id, lobby.message_id).text
     tap = alice.tap(lobby, "Start")
     await h.send(tap)
     assert "At least one person" in (h.fake.answer_for(tap).text or "")
