@@ -384,7 +384,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     if args.rate > 0:
         print(
             f"  taps offered: {stats.offered / played:.0f} per second (a Poisson process at "
-            f"{args.rate:g}/s); {max(0, stats.offered - taps)} of them found no game to tap"
+            f"{args.rate:g}/s); {max(0, stats.offered - taps)} of them left unused when play ended"
         )
     print(f"CPU time per update: {cpu / taps * 1000:.2f} ms")
     bot_cpu = (cpu - fake.seconds) / taps

@@ -1235,7 +1235,9 @@ class GameService:
             self.tables.retry_later(record.chat_id, exc)
             return
         self.tables.reset(record.chat_id)
-        self._shown_tables[game_id] = (record.chat_id, sent.message_id, rendered.text, keyboard)
+        if record.status == "running" and self._live.get(record.chat_id) is record:
+            # (not for a game that ended or was forgotten: nothing would drop the entry)
+            self._shown_tables[game_id] = (record.chat_id, sent.message_id, rendered.text, keyboard)
         if sent.new:
             record.table_message_id = sent.message_id
             # Quietly: the game goes on (hands, computers) even if this id is not stored.

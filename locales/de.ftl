@@ -50,7 +50,7 @@ private-lobby-cancelled = Das Spiel in <b>{ $chat }</b> wurde abgebrochen, bevor
 private-lobby-expired = Das Spiel in <b>{ $chat }</b> hat nicht rechtzeitig begonnen; die Lobby ist geschlossen.
 group-joined = { $player } spielt mit.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
-group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin spiele ich nach Ablauf der Zeit für diesen Spieler; nach drei Mal in Folge verliert er.
+group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin spiele ich nach Ablauf der Zeit für diesen Spieler; beim dritten Mal in Folge verliert er.
 group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel (es gibt kein Zeitlimit); ein Admin kann den Spieler mit /kick als Antwort auf eine seiner Nachrichten entfernen.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
@@ -325,8 +325,8 @@ lobby-computer-added = Ein Computerspieler sitzt am Tisch.
 lobby-need-human = Mindestens ein Mensch muss mitspielen.
 lobby-too-many =
     { $extra ->
-        [one] Zu viele Spieler für dieses Kartendeck: { $extra } muss gehen, oder ein Admin wählt in /settings ein größeres.
-       *[other] Zu viele Spieler für dieses Kartendeck: { $extra } müssen gehen, oder ein Admin wählt in /settings ein größeres.
+        [one] Zu viele Spieler für dieses Kartendeck: { $extra } Spieler muss gehen, oder ein Admin wählt in /settings ein größeres.
+       *[other] Zu viele Spieler für dieses Kartendeck: { $extra } Spieler müssen gehen, oder ein Admin wählt in /settings ein größeres.
     }
 lobby-pick-level = Wie stark soll der Computerspieler sein?
 practice-intro = Trainiere gegen Computerspieler. Wie viele Gegner, und wie stark?

@@ -317,7 +317,10 @@ level-hard = hard
 computer-name = Computer { $n } ({ $level })
 lobby-computer-added = A computer player has a seat.
 lobby-need-human = At least one person must play.
-lobby-too-many = Too many players for this deck: { $extra } must leave, or an admin picks a bigger deck in /settings.
+lobby-too-many = Too many players for this deck: { $extra ->
+        [one] { $extra } player must
+       *[other] { $extra } players must
+    } leave, or an admin picks a bigger deck in /settings.
 lobby-pick-level = How strong should the computer player be?
 practice-intro = Practice against computer players. How many opponents, and how strong?
 practice-button = { $level }: { $count }

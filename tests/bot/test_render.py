@@ -321,7 +321,9 @@ def test_r3_a_lobby_with_more_seats_than_new_rules_allow_says_so() -> None:
         TR, "en", game_id=1, opener="P0", seats=seats, rules=Rules(deck_size=24), turn_timeout=60
     ).text
     assert "Players (6/4)" in text
-    assert "Too many players for this deck: 2 must leave, or an admin picks a bigger deck" in text
+    assert (
+        "Too many players for this deck: 2 players must leave, or an admin picks a bigger" in text
+    )
 
 
 def test_an_empty_table_in_a_hand_reads_as_one_sentence() -> None:

@@ -312,3 +312,24 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
         "Alice spielt aus",
         "Carol wirft zu",
     ]
+
+
+async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarness) -> None:
+    """Only an edit Telegram took counts as what the table shows: after a 429 the same
+    text goes out again."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-6022, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    record = h.service._live[group.id]
+    table_id = record.table_message_id or 0
+    attacker = h.users[int(live(h, group.id).attacker)]
+    hand = h.hand_message(attacker)
+    playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    h.fake.fail_next("editMessageText", 429, "Too Many Requests", chat_id=group.id)
+    await h.send(attacker.tap(hand, playable.callback_data or ""))
+    assert "attacks" not in h.fake.message(group.id, table_id).text  # refused
+    h.fake.clear_calls()
+    await h.service._publish_table(group.id)  # nothing changed since: the same text
+    assert [c.ok for c in h.fake.calls_for("editMessageText")] == [True]
+    assert "attacks" in h.fake.message(group.id, table_id).text
