@@ -62,13 +62,19 @@ async def test_leaderboard_after_scripted_games(harness: BotHarness) -> None:
     assert "…" in board.splitlines()  # the ranks between the top three and Dave
 
 
-async def test_a_leaderboard_with_nobody_ranked_leaves_no_gap_mark(harness: BotHarness) -> None:
-    h = harness
+async def one_game_bob_lost(h: BotHarness, chat_id: int) -> tuple[FakeUser, FakeGroup]:
+    """Alice and Bob play one game in a new group "Club"; Bob gives up."""
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-4009, "Club", admins={alice})
+    group = h.fake.group(chat_id, "Club", admins={alice})
     for p in (alice, bob):
         await h.send(p.start_private())
     await resign_game(h, group, [alice, bob], bob)
+    return bob, group
+
+
+async def test_a_leaderboard_with_nobody_ranked_leaves_no_gap_mark(harness: BotHarness) -> None:
+    h = harness
+    bob, group = await one_game_bob_lost(h, -4009)
     await h.send(bob.send(group, "/stats"))
     board = h.fake.last_message(group.id).text
     assert "Nobody is ranked yet" in board and "Bob: not ranked yet, 1 of 3 games" in board
@@ -77,11 +83,8 @@ async def test_a_leaderboard_with_nobody_ranked_leaves_no_gap_mark(harness: BotH
 
 async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
     h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-4002, "Club", admins={alice})
-    for p in (alice, bob):
-        await h.send(p.start_private())
-    await resign_game(h, group, [alice, bob], bob)
+    bob, group = await one_game_bob_lost(h, -4002)
+    alice = h.users[1]
     await h.send(bob.send_private("/stats"))
     card = h.fake.last_message(bob.id).text
     assert "Record of Bob" in card and "All groups" in card and "Club" in card
