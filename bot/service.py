@@ -1206,19 +1206,14 @@ class GameService:
         )
         keyboard = rendered.keyboard.json if rendered.keyboard is not None else None
         game_id = record.id or 0
-        shown = self._shown_tables.get(game_id)
-        if shown is not None and shown == (
-            record.chat_id,
-            record.table_message_id,
-            rendered.text,
-            keyboard,
-        ):
+        showing = (record.chat_id, record.table_message_id, rendered.text, keyboard)
+        if self._shown_tables.get(game_id) == showing:
             # Nothing new to show (a merged edit that an earlier one already covered, say):
             # Telegram would only answer "message is not modified", and the call would take
-            # one of the group's twenty a minute.
+            # one of the group's twenty a minute. (A failed edit leaves the entry as it was:
+            # the message still shows that.)
             self.tables.reset(record.chat_id)
             return
-        self._shown_tables.pop(game_id, None)
         try:
             # Not patient: a 429 goes to the coalescer, which retries without holding the lock.
             sent = await self.out.show(
