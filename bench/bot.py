@@ -1,8 +1,9 @@
 """Bot benchmark: many games at once through the whole stack and the fake Bot API.
 
 N groups (default 200) of P players (default 4, 800 distinct users) open their games through the
-real python-telegram-bot stack (handlers, `GameService`, rendering, `Outbox`, PTB's HTTPX
-request talking to `tests.fakes.telegram.FakeTelegram`, no rate limiter) and SQLite on disk.
+real python-telegram-bot stack (handlers, the feature rooms of `bot.play`, rendering, `Outbox`,
+PTB's HTTPX request talking to `tests.fakes.telegram.FakeTelegram`, no rate limiter) and SQLite
+on disk.
 Then every game is played to the end by its own asyncio task, all at once, so updates of
 different chats interleave: a player the game waits for taps a button of their current hand
 message, until the game is over.
@@ -77,7 +78,7 @@ sys.path.append(str(_HERE.parent))
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from bot.app import build_application, start_services  # noqa: E402
-from bot.service import GameService  # noqa: E402
+from bot.play import Rooms  # noqa: E402
 from storage import utcnow  # noqa: E402
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings  # noqa: E402
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser  # noqa: E402
@@ -187,13 +188,13 @@ async def play_game(
     Each tap takes an arrival time from `arrivals` (or, without a schedule, goes right away) and
     is sent then, or as soon as the previous tap of this game has been handled if that is later.
     """
-    service: GameService = h.service
+    rooms: Rooms = h.rooms
     fake, app = h.fake, h.app
     clock = time.perf_counter
     ready = clock()  # when the previous tap's handler returned
     taps = 0
     while True:
-        record = service._live.get(group.id)
+        record = rooms.store.live(group.id)
         if record is None or record.status != "running" or record.game is None:
             break
         move = record.game.move_number
@@ -226,7 +227,7 @@ async def play_game(
         # Answered? Then forget the query (the fake would keep every one until the end).
         if fake._callbacks.pop(update["callback_query"]["id"]) is None:
             stats.unanswered += 1
-        moved = service._live.get(group.id) is not record or record.game.move_number != move
+        moved = rooms.store.live(group.id) is not record or record.game.move_number != move
         stats.tallies[MOVE if moved else NO_MOVE].append(tally)
         taps += 1
         if taps >= MAX_TAPS:
@@ -323,7 +324,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     started = time.perf_counter()
     await asyncio.gather(*(h.open_game(group, list(users.values())) for group, users in groups))
     running = sum(
-        1 for group, _ in groups if (r := h.service._live.get(group.id)) and r.status == "running"
+        1 for group, _ in groups if (r := h.rooms.store.live(group.id)) and r.status == "running"
     )
     print(
         f"setup: {args.games} lobbies opened, joined and started in "
@@ -355,7 +356,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     finally:
         feeder.cancel()
     played = time.perf_counter() - started
-    await h.service.flush()  # table edits still waiting for their coalescing interval
+    await h.rooms.screens.flush()  # table edits still waiting for their coalescing interval
     elapsed = time.perf_counter() - started
     cpu = cpu_seconds() - cpu_before
     loop_cpu = time.thread_time() - loop_cpu_before
@@ -419,7 +420,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
         print(f"peak memory (tracemalloc, play phase): {traced_peak / 2**20:.1f} MiB")
 
     results, statuses = stored_counts(h.db_path)
-    live = sum(1 for group, _ in groups if group.id in h.service._live)
+    live = sum(1 for group, _ in groups if h.rooms.store.live(group.id) is not None)
     print(f"results stored: {results} of {args.games} games; games by status: {statuses}")
     print(f"unanswered taps: {unanswered}; games still running: {live}")
     ok = results == args.games and live == 0 and unanswered == 0

@@ -18,16 +18,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from telegram import BotCommand, BotCommandScopeAllGroupChats, BotCommandScopeAllPrivateChats
-from telegram.error import TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
 from telegram.request import BaseRequest
 
 from bot.config import Settings
-from bot.handlers import SERVICE_KEY, register
+from bot.delivery import Outbox, SendError
 from bot.i18n import Translator
-from bot.request import JsonRequest, UpdatesRequest
-from bot.service import GameService
+from bot.kit import Kit
+from bot.play import Rooms
+from bot.telegram import bot_username
+from bot.telegram.handlers import ROOMS_KEY, register
+from bot.telegram.request import JsonRequest, UpdatesRequest
 from engine import COMPILED
 from storage import Database, utcnow
 
@@ -62,7 +63,7 @@ def build_application(
         Application.builder()
         .token(settings.bot_token.get_secret_value())
         .base_url(settings.bot_api_base_url)
-        .concurrent_updates(256)  # chats in parallel; GameService serialises each chat
+        .concurrent_updates(256)  # chats in parallel; bot.store serialises each chat
         .post_init(start_services)
         # run_polling: stop(), post_stop, shutdown() (closes the HTTP client), post_shutdown.
         # Pending table edits need the client: stop here. post_shutdown only catches a start
@@ -94,25 +95,24 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     settings: Settings = application.bot_data["settings"]
     tr: Translator = application.bot_data["translator"]
     db = await Database.open(settings.database_url)
-    me = application.bot.username if application.bot._bot_user else None
-    if me is None:
-        me = (await application.bot.get_me()).username
-    service = GameService(
+    out = Outbox(application.bot)
+    kit = Kit(
         db=db,
-        bot=application.bot,
+        out=out,
         tr=tr,
         settings=settings,
-        bot_username=me or "",
+        bot_username=await bot_username(application.bot),
         clock=application.bot_data["clock"],
         seeds=application.bot_data["seeds"],
     )
-    application.bot_data[SERVICE_KEY] = service
-    await register_commands(application, tr)
-    resumed = await service.resume_all()
+    rooms = Rooms(kit)
+    application.bot_data[ROOMS_KEY] = rooms
+    await register_commands(out, tr)
+    resumed = await rooms.start()
     logger.info(
         "resumed %d games; engine: %s", resumed, "compiled (mypyc)" if COMPILED else "pure Python"
     )
-    application.bot_data[SCHEDULER_KEY] = asyncio.create_task(service.run_scheduler())
+    application.bot_data[SCHEDULER_KEY] = asyncio.create_task(rooms.deadlines.run_scheduler())
     gc.freeze()  # start-up objects live forever: keep them out of full collections
 
 
@@ -124,24 +124,22 @@ async def stop_services(application: Application) -> None:  # type: ignore[type-
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    service: GameService | None = application.bot_data.pop(SERVICE_KEY, None)
-    if service is not None:
-        await service.close()  # publishes pending table edits
-        await service.db.close()
+    rooms: Rooms | None = application.bot_data.pop(ROOMS_KEY, None)
+    if rooms is not None:
+        await rooms.close()  # publishes pending table edits
+        await rooms.kit.db.close()
         logger.info("stopped: pending edits published, database closed")
 
 
-async def register_commands(application: Application, tr: Translator) -> None:  # type: ignore[type-arg]
+async def register_commands(out: Outbox, tr: Translator) -> None:
     """Command menus per scope (groups, private chats) and per language."""
-    bot = application.bot
     try:
         for lang in (None, *tr.languages):
-            code = lang or ""
             for scope, names in (
-                (BotCommandScopeAllGroupChats(), GROUP_COMMANDS),
-                (BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
+                ("all_group_chats", GROUP_COMMANDS),
+                ("all_private_chats", PRIVATE_COMMANDS),
             ):
-                commands = [BotCommand(n, tr.t(lang or tr.default, f"cmd-{n}")) for n in names]
-                await bot.set_my_commands(commands, scope=scope, language_code=code or None)
-    except TelegramError as exc:
+                commands = [(n, tr.t(lang or tr.default, f"cmd-{n}")) for n in names]
+                await out.set_commands(commands, scope=scope, language=lang)
+    except SendError as exc:
         logger.warning("could not register the command menus: %s", exc)

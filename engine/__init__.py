@@ -6,6 +6,7 @@ The same code runs as Python or compiled with mypyc (`tools/compile_engine.py`);
 `COMPILED` tells which one was imported.
 """
 
+from engine import advice
 from engine import game as _game
 from engine.actions import (
     Action,
@@ -87,6 +88,7 @@ __all__ = [
     "Transfer",
     "Transferred",
     "TrumpExchanged",
+    "advice",
     "deck",
     "format_cards",
     "parse_action",

@@ -17,6 +17,7 @@ from storage.errors import (
     StorageError,
     StoredGameError,
 )
+from storage.meta import DEPARTURES, META_VERSION, Departure, GameMeta, LogEntry, LogKind
 from storage.records import (
     ACTIVE_STATUSES,
     ChatSettings,
@@ -45,7 +46,9 @@ from storage.url import DEFAULT_DATABASE_URL, DatabaseURL, parse_database_url
 __all__ = [
     "ACTIVE_STATUSES",
     "DEFAULT_DATABASE_URL",
+    "DEPARTURES",
     "LATEST_VERSION",
+    "META_VERSION",
     "OVERALL_SCOPE",
     "ChatRepository",
     "ChatSettings",
@@ -53,13 +56,17 @@ __all__ = [
     "Database",
     "DatabaseBusy",
     "DatabaseURL",
+    "Departure",
     "FinishedGame",
+    "GameMeta",
     "GameRecord",
     "GameRepository",
     "GameStatus",
     "InvalidRecord",
     "LeaderboardRow",
     "Lobby",
+    "LogEntry",
+    "LogKind",
     "NotFound",
     "Participant",
     "ParticipantResult",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from engine import Game, Rules
+from storage.meta import GameMeta
 
 GameStatus = Literal["lobby", "running", "finished", "cancelled"]
 ACTIVE_STATUSES: tuple[GameStatus, ...] = ("lobby", "running")
@@ -49,8 +50,8 @@ class GameRecord:
     ``game`` is None while in the lobby. ``deadline`` is when the current turn times out.
     ``hand_messages`` maps player id to the message id of that player's private hand message;
     ``timeouts`` counts consecutive timeouts per player id. Datetimes are timezone-aware.
-    ``meta`` is the bot's own JSON-safe state of the game (chat title, event log, languages,
-    who left how); storage keeps it as it is.
+    ``meta`` is the bot's own state of the game (chat title, event log, languages, who left
+    how): a typed `GameMeta`, stored as versioned JSON (see `storage.meta`).
     """
 
     chat_id: int
@@ -65,7 +66,7 @@ class GameRecord:
     timeouts: dict[str, int] = field(default_factory=dict)
     created_at: datetime = field(default_factory=utcnow)
     started_at: datetime | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: GameMeta = field(default_factory=GameMeta)
     id: int | None = None
     version: int = 0
 

@@ -27,6 +27,7 @@ from storage.codec import (
     to_us_or_none,
 )
 from storage.errors import Conflict, NotFound, StoredGameError
+from storage.meta import GameMeta
 from storage.ratings import Skill
 from storage.records import (
     ACTIVE_STATUSES,
@@ -101,7 +102,7 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         int_map_to_json(record.timeouts),
         to_us(record.created_at),
         to_us_or_none(record.started_at),
-        dumps(record.meta),
+        dumps(record.meta.to_json()),
     )
 
 
@@ -123,7 +124,7 @@ def _game_record(row: Row) -> GameRecord:
         timeouts=int_map_from_json(row["timeouts"]),
         created_at=from_us(row["created_us"]),
         started_at=from_us_or_none(row["started_us"]),
-        meta=loads(row["meta"]) if row["meta"] else {},
+        meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
     )
 

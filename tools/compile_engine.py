@@ -46,6 +46,7 @@ COMPILED = (
     "game",
     "view",
     "players",
+    "advice",
     # the computer players
     "ai/__init__",
     "ai/base",

@@ -18,8 +18,8 @@ import pytest
 
 from bot.app import build_application, start_services, stop_services
 from bot.config import Settings
-from bot.handlers import SERVICE_KEY
-from bot.service import GameService
+from bot.play import Rooms
+from bot.telegram.handlers import ROOMS_KEY
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 TOKEN = "123456:TEST-TOKEN-abcdef"
@@ -49,9 +49,9 @@ class BotHarness:
     known_hands: dict[int, int] = field(default_factory=dict)
 
     @property
-    def service(self) -> GameService:
-        service: GameService = self.app.bot_data[SERVICE_KEY]
-        return service
+    def rooms(self) -> Rooms:
+        rooms: Rooms = self.app.bot_data[ROOMS_KEY]
+        return rooms
 
     async def start(self) -> None:
         self.app = build_application(
@@ -98,8 +98,7 @@ class BotHarness:
         raise AssertionError("no lobby message in the group")
 
     def hand_message(self, user: FakeUser) -> FakeMessage:
-        service = self.service
-        for record in service._live.values():
+        for record in self.rooms.store.live_records():
             mid = record.hand_messages.get(str(user.id))
             if mid is not None:
                 self.known_hands[user.id] = mid
@@ -110,7 +109,7 @@ class BotHarness:
 
     async def table_of(self, group: FakeGroup) -> FakeMessage:
         """The table message of the group's latest game (running or over), as stored."""
-        async with self.service.db.transaction(readonly=True) as tx:
+        async with self.rooms.kit.db.transaction(readonly=True) as tx:
             record = await tx.games.latest_for_chat(chat_id=group.id)
         return self.fake.message(group.id, record.table_message_id or 0)
 
@@ -126,10 +125,10 @@ class BotHarness:
 
     async def set_position(self, group: FakeGroup, game: Any) -> None:
         """Replace the running game of `group` with a hand-built position (same players)."""
-        record = self.service._live[group.id]
+        record = self.rooms.store.live(group.id)
         record.game = game
-        await self.service._save(record)
-        await self.service._publish_hands(record, force=True)
+        await self.rooms.store.save(record)
+        await self.rooms.screens.hands(record, force=True)
 
     async def tap_random(self, user: FakeUser, rng: random.Random) -> bool:
         """Tap a random button of the user's hand keyboard; False if it has none."""

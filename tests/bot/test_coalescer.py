@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.outbox import Coalescer
+from bot.delivery import Coalescer
 
 
 class Clock:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot import service as service_module
+from bot.play import computers as computers_module
 from engine import Game
 from storage import Database
 from tests.bot.conftest import BotHarness, make_settings
@@ -15,7 +15,7 @@ from tests.fakes.telegram import FakeGroup, FakeUser
 
 
 def running(h: BotHarness, chat_id: int) -> Game | None:
-    record = h.service._live.get(chat_id)
+    record = h.rooms.store.live(chat_id)
     return record.game if record is not None and record.status == "running" else None
 
 
@@ -63,7 +63,7 @@ async def test_group_game_with_two_people_and_two_computers(harness: BotHarness)
     await h.send(alice.tap(lobby, "Start"))
     game = running(h, group.id)
     assert game is not None and len(game.players) == 4
-    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     assert "🤖" in table.text
     await play_humans(h, group.id, random.Random(4))
     assert "Game over" in h.fake.last_message(group.id).text
@@ -142,7 +142,7 @@ async def test_restart_while_a_computer_is_thinking(harness: BotHarness) -> None
         if any(p.startswith("cpu-") for p in game.to_act):
             break
         await h.tap_random(solo, rng)
-    assert h.service._thinking  # a computer's move is pending
+    assert h.rooms.computers.planned()  # a computer's move is pending
     snapshot = game.to_dict()
     h.settings = make_settings(h.db_path, computer_delay=0)
     await h.restart()  # the pending move is not lost: it is planned again after the restart
@@ -164,13 +164,13 @@ async def test_play_again_after_practice_is_practice_again(harness: BotHarness) 
     await h.send(solo.tap(h.fake.last_message(solo.id), "P1e"))
     game = running(h, solo.id)
     assert game is not None
-    record = h.service._live[solo.id]
+    record = h.rooms.store.live(solo.id)
     while running(h, solo.id) is not None:  # give up at once: a finished practice game
-        await h.service.remove_player(chat_id=solo.id, player_id="9", why="resigned")
+        await h.rooms.moderation.remove_player(chat_id=solo.id, player_id="9", why="resigned")
     result = h.fake.last_message(solo.id)
     await h.send(solo.tap(result, "Play again"))
-    again = h.service._live[solo.id]
-    assert again.id != record.id and again.meta.get("practice") is True
+    again = h.rooms.store.live(solo.id)
+    assert again.id != record.id and again.meta.practice is True
     assert [s.level for s in again.lobby.seats if s.is_computer] == ["easy"]
 
 
@@ -180,7 +180,7 @@ async def test_a_computer_player_that_fails_plays_easy_and_the_game_goes_on(
     h = harness
     alice = h.user(1, "Alice")
     group = h.fake.group(-5010, "Club", admins={alice})
-    real = service_module.make_player
+    real = computers_module.make_player
 
     class Broken:
         def choose(self, game: Game, player: str) -> Any:
@@ -189,7 +189,7 @@ async def test_a_computer_player_that_fails_plays_easy_and_the_game_goes_on(
     def make_player(level: str, seed: int | None = None) -> Any:
         return Broken() if level == "hard" else real(level, seed)
 
-    monkeypatch.setattr(service_module, "make_player", make_player)
+    monkeypatch.setattr(computers_module, "make_player", make_player)
     await lobby_with_computers(h, group, [alice], ["hard"])
     await h.send(alice.tap(h.lobby_message(group), "Start"))
     await play_humans(h, group.id, random.Random(5))
@@ -222,13 +222,13 @@ async def test_practice_can_be_left_with_leave_and_its_table_has_no_link_to_itse
     h = harness
     alice = h.user(1, "Alice", "ru")
     await start_practice(h, alice)
-    record = h.service._live[alice.id]
+    record = h.rooms.store.live(alice.id)
     assert h.fake.message(alice.id, record.table_message_id or 0).buttons == []
     assert "Дурак: тренировка" in h.hand_message(alice).text
     await h.send(alice.send_private("/leave"))
     confirm = h.fake.last_message(alice.id)
     await h.send(alice.tap(confirm, confirm.buttons[0][0].text))
-    assert h.service._live.get(alice.id) is None or h.service._live[alice.id].status != "running"
+    assert h.rooms.store.live(alice.id) is None or h.rooms.store.live(alice.id).status != "running"
 
 
 async def test_a_computer_added_by_mistake_can_be_removed_by_the_opener(
@@ -284,11 +284,11 @@ async def test_a_computer_on_turn_moves_on_after_the_group_became_a_supergroup(
         if any(p.startswith("cpu-") for p in game.to_act):
             break
         await h.tap_random(alice, rng)
-    assert set(h.service._thinking) == {group.id}
+    assert h.rooms.computers.planned() == {group.id}
     await h.send(group.migrate_to_supergroup(-1005020))
     supergroup = group.migrated_to
     assert supergroup is not None
-    assert set(h.service._thinking) == {supergroup.id}  # planned again, in the new chat
+    assert h.rooms.computers.planned() == {supergroup.id}  # planned again, in the new chat
 
 
 async def test_a_players_hand_names_computers_in_the_players_language(
@@ -308,8 +308,8 @@ async def test_a_players_hand_names_computers_in_the_players_language(
         attacker="2",
     )
     await h.set_position(group, position)
-    await h.service.flush()
-    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    await h.rooms.screens.flush()
+    table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     assert "Computer 1 (easy)" in table.text
     hand = h.hand_message(boris).text
     assert "Компьютер 1 (лёгкий)" in hand and "Computer" not in hand

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from telegram import User
 
-from bot.handlers import person_of
-from bot.service import Person
+from bot.kit import Person
+from bot.telegram.handlers import person_of
 from engine import Game
 from storage import Database, FinishedGame
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
@@ -24,7 +24,7 @@ def person_of_user(user: FakeUser) -> Person:
 
 
 def running_game(h: BotHarness, group: FakeGroup) -> Game | None:
-    record = h.service._live.get(group.id)
+    record = h.rooms.store.live(group.id)
     if record is None or record.status != "running":
         return None
     return record.game
@@ -131,15 +131,15 @@ async def test_stale_and_foreign_taps_change_nothing(harness: BotHarness) -> Non
         tap = attacker.tap_raw(hand, data)
         await h.send(tap)
         answer = h.fake.answer_for(tap)
-        assert answer is not None and answer.text == h.service.t("en", "error-stale")
+        assert answer is not None and answer.text == h.rooms.kit.t("en", "error-stale")
         assert game.to_dict() == state
         assert h.hand_message(attacker).buttons == hand.buttons
     tap = attacker.tap_raw(hand, "m999.0.T")  # well-formed, but no such game
     await h.send(tap)
-    assert h.fake.answer_for(tap).text == h.service.t("en", "error-game-gone")
+    assert h.fake.answer_for(tap).text == h.rooms.kit.t("en", "error-game-gone")
     tap = outsider.tap_raw(hand, "x")  # not a player: nothing to show again
     await h.send(tap)
-    assert h.fake.answer_for(tap).text == h.service.t("en", "error-unknown-button")
+    assert h.fake.answer_for(tap).text == h.rooms.kit.t("en", "error-unknown-button")
     assert game.to_dict() == state
 
     # the real tap works once; the same button again is stale and changes nothing more
@@ -242,13 +242,15 @@ async def test_an_old_link_of_a_game_that_ends_meanwhile_posts_nothing_in_the_gr
     payload = await _join_link(h, group, alice, bob)
     await h.send(bob.start_private(payload))
     await h.send(alice.tap(h.lobby_message(group), "Start"))
-    resend = h.service.resend_hand
+    resend = h.rooms.moves.resend_hand
 
     async def cancelled_first(**kwargs: Any) -> bool:  # the game ends between the two steps
-        await h.service.cancel(chat_id=group.id, person=person_of_user(alice), message_id=None)
+        await h.rooms.moderation.cancel(
+            chat_id=group.id, person=person_of_user(alice), message_id=None
+        )
         return await resend(**kwargs)
 
-    monkeypatch.setattr(h.service, "resend_hand", cancelled_first)
+    monkeypatch.setattr(h.rooms.moves, "resend_hand", cancelled_first)
     before = len(h.fake.messages(group.id))
     await h.send(bob.start_private(payload))
     said = [m.text for m in h.fake.messages(group.id)[before:]]
@@ -302,20 +304,20 @@ async def test_turn_timeout_moves_for_the_player_and_three_remove_him(
     assert game is not None
     opener = game.attacker
     h.clock.advance(59)
-    assert await h.service.run_due() == 0
+    assert await h.rooms.deadlines.run_due() == 0
     h.clock.advance(2)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
     assert game.move_number == 1  # the opener played his lowest card
     assert (
         "runs out of time"
-        in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
+        in h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0).text
     )
     # keep timing out whoever is to move; the third timeout in a row removes that player
     for _ in range(12):
         if running_game(h, group) is None:
             break
         h.clock.advance(61)
-        await h.service.run_due()
+        await h.rooms.deadlines.run_due()
     assert running_game(h, group) is None
     result = await stored_result(h, group)
     assert any(p.result == "timed_out" for p in result.participants)
@@ -338,24 +340,24 @@ async def test_a_deadline_that_fails_does_not_stop_the_others_and_is_retried_lat
     await h.open_game(fine, [carol, dan])
     broken_game, fine_game = running_game(h, broken), running_game(h, fine)
     assert broken_game is not None and fine_game is not None
-    expire = h.service._expire
+    expire = h.rooms.deadlines.expire
 
     async def failing(chat_id: int, now: datetime) -> None:
         if chat_id == broken.id:
             raise RuntimeError("boom")
         await expire(chat_id, now)
 
-    monkeypatch.setattr(h.service, "_expire", failing)
+    monkeypatch.setattr(h.rooms.deadlines, "expire", failing)
     h.clock.advance(61)
-    assert await h.service.run_due() == 2
+    assert await h.rooms.deadlines.run_due() == 2
     assert fine_game.move_number == 1 and broken_game.move_number == 0
     # the broken chat is not retried at once: the scheduler's next wake-up is later
-    assert await h.service.run_due() == 0
-    next_wake = h.service.next_deadline()
+    assert await h.rooms.deadlines.run_due() == 0
+    next_wake = h.rooms.deadlines.next_deadline()
     assert next_wake is not None and next_wake > h.clock()
-    monkeypatch.setattr(h.service, "_expire", expire)  # the fault is gone
+    monkeypatch.setattr(h.rooms.deadlines, "expire", expire)  # the fault is gone
     h.clock.advance(16)
-    await h.service.run_due()
+    await h.rooms.deadlines.run_due()
     assert broken_game.move_number == 1  # handled on the retry
 
 
@@ -368,7 +370,7 @@ async def test_a_lobby_whose_message_cannot_be_sent_is_closed_not_left_invisible
     h.fake.fail_next("sendMessage", 400, "Bad Request: chat not found", chat_id=group.id)
     await h.send(alice.send(group, "/newgame"))
     assert h.fake.messages(group.id) == [] or "Join" not in h.fake.last_message(group.id).text
-    assert group.id not in h.service._live
+    assert h.rooms.store.live(group.id) is None
     await h.send(alice.send(group, "/newgame"))  # the next try opens a lobby people can see
     assert h.fake.last_message(group.id).button_texts[:1] == ["Join"]
 
@@ -388,7 +390,7 @@ async def test_a_lobby_whose_message_timed_out_stays_open_and_is_shown_again(
     await h.send(bob.start_private())
     await h.send(bob.tap(lobby, "Join"))  # the delivered lobby message keeps working
     assert "Bob" in h.fake.last_message(group.id).text
-    assert h.service._live[group.id].lobby.message_id == h.fake.last_message(group.id).message_id
+    assert h.rooms.store.live(group.id).lobby.message_id == h.fake.last_message(group.id).message_id
 
 
 async def test_newgame_resends_a_lobby_whose_message_never_arrived(harness: BotHarness) -> None:
@@ -421,7 +423,7 @@ async def test_a_second_newgame_answers_as_a_reply_to_the_open_lobby_or_table(
     await h.send(bob.send(other, "/newgame"))
     pointer = h.fake.last_message(other.id)
     assert "A game is running here" in pointer.text
-    assert pointer.reply_to_message_id == h.service._live[other.id].table_message_id
+    assert pointer.reply_to_message_id == h.rooms.store.live(other.id).table_message_id
 
 
 async def test_lobby_expires(harness: BotHarness) -> None:
@@ -430,7 +432,7 @@ async def test_lobby_expires(harness: BotHarness) -> None:
     group = h.fake.group(-2007, "Club", admins={alice})
     await h.send(alice.send(group, "/newgame"))
     h.clock.advance(601)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
     lobby = h.fake.messages(group.id)[0]
     assert "closed" in lobby.text and lobby.buttons == []
     await h.send(alice.send(group, "/newgame"))  # a new lobby may open
@@ -446,7 +448,7 @@ async def test_people_seated_in_a_lobby_hear_in_private_that_it_closed(harness: 
     await h.send(alice.send(group, "/newgame"))
     await h.send(bob.tap(h.lobby_message(group), "Join"))
     h.clock.advance(601)
-    assert await h.service.run_due() == 1  # expired
+    assert await h.rooms.deadlines.run_due() == 1  # expired
     assert "nicht rechtzeitig begonnen" in h.fake.last_message(bob.id).text  # his language
     assert "did not start in time" in h.fake.last_message(alice.id).text
     await h.send(alice.send(group, "/newgame"))
@@ -477,7 +479,7 @@ async def test_blocked_player_is_named_in_the_group_and_times_out(harness: BotHa
     )
     assert notice is not None
     h.clock.advance(61)
-    await h.service.run_due()
+    await h.rooms.deadlines.run_due()
     assert game.defender_took or game.move_number >= 2  # the blocked defender timed out
 
 
@@ -497,10 +499,11 @@ async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarne
     )
     await h.send(attacker.tap(hand, first.callback_data or ""))
     assert game.move_number == 1  # stored despite both errors
-    assert group.id in h.service.tables.pending()  # the edit is retried after retry_after
-    await h.service.tables.flush()  # ... and then shows the latest state
+    assert group.id in h.rooms.screens.tables.pending()  # the edit is retried after retry_after
+    await h.rooms.screens.tables.flush()  # ... and then shows the latest state
     assert (
-        "attacks" in h.fake.message(group.id, h.service._live[group.id].table_message_id or 0).text
+        "attacks"
+        in h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0).text
     )
     new_hand = h.hand_message(attacker)
     assert new_hand.message_id != hand.message_id  # sent anew, id stored
@@ -560,7 +563,7 @@ async def test_cancel_by_opener_stores_no_result(harness: BotHarness) -> None:
     await h.open_game(group, [alice, bob])
     await h.send(bob.send(group, "/cancel"))
     assert running_game(h, group) is not None  # not the opener, not an admin
-    table_id = h.service._live[group.id].table_message_id
+    table_id = h.rooms.store.live(group.id).table_message_id
     assert table_id is not None
     await h.send(alice.send(group, "/cancel"))
     assert running_game(h, group) is None
@@ -598,7 +601,7 @@ async def test_hand_command_whose_send_fails_keeps_the_old_hand(harness: BotHarn
     h.fake.fail_next("sendMessage", 500, chat_id=alice.id)
     await h.send(alice.send(group, "/hand"))
     assert h.fake.message(alice.id, old.message_id).buttons == buttons  # still the hand
-    assert h.service._live[group.id].hand_messages[str(alice.id)] == old.message_id
+    assert h.rooms.store.live(group.id).hand_messages[str(alice.id)] == old.message_id
 
 
 async def test_hand_command_from_someone_not_playing_answers_in_the_group(
@@ -610,10 +613,10 @@ async def test_hand_command_from_someone_not_playing_answers_in_the_group(
     carol = h.user(3, "Carol")  # never started the bot
     group = h.fake.group(-2032, "Club", admins={alice})
     await h.send(carol.send(group, "/hand"))
-    assert h.fake.last_message(group.id).text == h.service.t("en", "error-no-game")
+    assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "error-no-game")
     await h.open_game(group, [alice, bob])
     await h.send(carol.send(group, "/hand"))
-    assert h.fake.last_message(group.id).text == h.service.t("en", "error-not-in-game")
+    assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "error-not-in-game")
 
 
 async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarness) -> None:
@@ -643,7 +646,7 @@ async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarnes
     again = bob.tap(result, "Play again")
     await h.send(again)
     toast = h.fake.answer_for(again)
-    assert toast is not None and toast.text == h.service.t("en", "newgame-running")
+    assert toast is not None and toast.text == h.rooms.kit.t("en", "newgame-running")
 
 
 async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
@@ -653,8 +656,8 @@ async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
     await h.open_game(group, [alice, bob])
     game = running_game(h, group)
     await h.send(group.migrate_to_supergroup(-1002015))
-    assert h.service._live.get(-1002015) is not None
-    moved = h.service._live[-1002015].game
+    assert h.rooms.store.live(-1002015) is not None
+    moved = h.rooms.store.live(-1002015).game
     assert moved is not None and game is not None
     assert moved.to_dict() == game.to_dict()
 
@@ -690,7 +693,7 @@ async def test_a_closed_lobby_asks_nobody_to_join(harness: BotHarness) -> None:
     alice, bob = make_players(h, 2)
     group = h.fake.group(-2031, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    lobby = h.fake.message(group.id, h.service._live[group.id].lobby.message_id or 0)
+    lobby = h.fake.message(group.id, h.rooms.store.live(group.id).lobby.message_id or 0)
     assert lobby.buttons == [] and "Alice, Bob" in lobby.text
     assert "Join" not in lobby.text and "Opened by Alice." in lobby.text
 
@@ -752,7 +755,7 @@ async def test_commands_sent_as_the_group_are_refused_as_anonymous(harness: BotH
         }
         await h.send(update)
         assert "can't tell who you are" in h.fake.last_message(group.id).text
-    assert h.service._live.get(group.id) is None  # no lobby opened by "Group"
+    assert h.rooms.store.live(group.id) is None  # no lobby opened by "Group"
     for command, expected in (("/help", "/newgame"), ("/rules", "Deck: 36 cards")):
         update = alice.send(group, command)  # these need nobody's name: answered
         update["message"]["sender_chat"] = group.chat_dict()
@@ -825,7 +828,7 @@ async def test_errors_are_reported_to_the_operator_without_the_token(tmp_path: P
         async def broken(**_: object) -> None:
             raise RuntimeError(f"boom with {TOKEN}")
 
-        h.service.new_game = broken  # type: ignore[method-assign]
+        h.rooms.lobbies.new_game = broken  # type: ignore[method-assign]
         await h.send(alice.send(group, "/newgame"))
         report = fake.last_message(4242)
         assert "RuntimeError" in report.text
@@ -881,7 +884,7 @@ async def test_a_move_that_meets_another_writer_changes_nothing_and_the_game_goe
     alice, bob = make_players(h, 2)
     group = h.fake.group(-2021, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     game = record.game
     assert game is not None
     async with Database.connect(f"sqlite:///{h.db_path}") as other, other.transaction() as tx:
@@ -893,7 +896,7 @@ async def test_a_move_that_meets_another_writer_changes_nothing_and_the_game_goe
     tap = attacker.tap(hand, first.callback_data or "")
     await h.send(tap)
     assert "changed at the same moment" in (h.fake.answer_for(tap).text or "")
-    await asyncio.gather(*h.service._background)  # the stored game is loaded again
+    await h.rooms.store.settle()  # the stored game is loaded again
     reloaded = running_game(h, group)
     assert reloaded is not None and reloaded.move_number == 0
     tap = attacker.tap(h.hand_message(attacker), first.callback_data or "")
@@ -907,34 +910,34 @@ async def test_a_game_whose_save_failed_is_loaded_again_even_if_the_first_reload
     """After a failed save the stored game is loaded again, retried while the database
     keeps failing, so that its deadline and computers go on without waiting for a tap."""
     h = harness
-    h.service.reload_delays = (0.0, 0.0, 0.0)  # no waiting in the test
+    h.rooms.store.reload_delays = (0.0, 0.0, 0.0)  # no waiting in the test
     alice, bob = make_players(h, 2)
     group = h.fake.group(-2023, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     async with Database.connect(f"sqlite:///{h.db_path}") as other, other.transaction() as tx:
         stored = await tx.games.get(game_id=record.id or 0)
         await tx.games.save(record=stored, expected_version=stored.version)  # bump the version
-    load = h.service._load
+    load = h.rooms.store.load
     failures = [RuntimeError("database unreachable")] * 2
 
     async def flaky_load(chat_id: int) -> Any:
-        if failures and chat_id not in h.service._live:  # loading from the database fails
+        if failures and h.rooms.store.live(chat_id) is None:  # loading from the database fails
             raise failures.pop()
         return await load(chat_id)
 
-    monkeypatch.setattr(h.service, "_load", flaky_load)
+    monkeypatch.setattr(h.rooms.store, "load", flaky_load)
     game = record.game
     assert game is not None
     attacker = h.users[int(game.attacker)]
     hand = h.hand_message(attacker)
     first = next(b for row in hand.buttons for b in row if "·" not in b.text)
     await h.send(attacker.tap(hand, first.callback_data or ""))  # its save meets a Conflict
-    assert group.id not in h.service._live
-    await asyncio.gather(*h.service._background)
+    assert h.rooms.store.live(group.id) is None
+    await h.rooms.store.settle()
     assert failures == []  # two reloads failed ...
-    assert group.id in h.service._live  # ... and the third brought the game back
-    assert h.service.next_deadline() is not None
+    assert h.rooms.store.live(group.id) is not None  # ... and the third brought the game back
+    assert h.rooms.deadlines.next_deadline() is not None
 
 
 async def test_a_groups_language_is_its_first_openers_until_changed(harness: BotHarness) -> None:
@@ -955,13 +958,13 @@ async def test_a_groups_language_is_its_first_openers_until_changed(harness: Bot
     join = tom.tap(lobby, "Mitspielen")
     await h.send(join)
     toast = h.fake.answer_for(join)
-    assert toast is not None and toast.text == h.service.t("en", "lobby-joined")
+    assert toast is not None and toast.text == h.rooms.kit.t("en", "lobby-joined")
     await h.send(tom.send(group, "/help"))
-    assert h.fake.last_message(group.id).html == h.service.t("de", "help-text")
+    assert h.fake.last_message(group.id).html == h.rooms.kit.t("de", "help-text")
 
     await h.send(ivan.tap(lobby, "Starten"))
     for user, lang in ((ivan, "ru"), (tom, "en")):
-        assert h.service.t(lang, "hand-title", chat="Runde") in h.hand_message(user).html
+        assert h.rooms.kit.t(lang, "hand-title", chat="Runde") in h.hand_message(user).html
 
 
 async def test_leave_in_a_lobby_points_to_its_button(harness: BotHarness) -> None:
@@ -972,7 +975,7 @@ async def test_leave_in_a_lobby_points_to_its_button(harness: BotHarness) -> Non
         await h.send(user.start_private())
     await h.send(alice.send(group, "/newgame"))
     await h.send(alice.send(group, "/leave"))
-    assert h.fake.last_message(group.id).text == h.service.t("en", "leave-in-lobby")
+    assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "leave-in-lobby")
 
 
 async def test_a_toast_in_a_language_the_bot_lacks_is_in_the_games(harness: BotHarness) -> None:
@@ -982,7 +985,7 @@ async def test_a_toast_in_a_language_the_bot_lacks_is_in_the_games(harness: BotH
     for user in (ivan, olena):
         await h.send(user.start_private())
     await h.send(ivan.send(group, "/newgame"))
-    join = olena.tap(h.lobby_message(group), h.service.t("ru", "button-join"))
+    join = olena.tap(h.lobby_message(group), h.rooms.kit.t("ru", "button-join"))
     await h.send(join)
     toast = h.fake.answer_for(join)
-    assert toast is not None and toast.text == h.service.t("ru", "lobby-joined")
+    assert toast is not None and toast.text == h.rooms.kit.t("ru", "lobby-joined")

@@ -10,7 +10,7 @@ from telegram import Update
 from telegram.ext import ContextTypes, TypeHandler
 
 from bot.app import build_application, start_services, stop_services
-from bot.handlers import SERVICE_KEY
+from bot.telegram.handlers import ROOMS_KEY
 from tests.bot.conftest import TOKEN, make_settings
 from tests.fakes.telegram import FakeTelegram
 
@@ -47,7 +47,7 @@ async def test_long_polling_handles_updates_and_resumes_after_restart(tmp_path: 
             await app.updater.stop()  # type: ignore[union-attr]
             await app.stop()
             await app.post_shutdown(app)
-            assert SERVICE_KEY not in app.bot_data
+            assert ROOMS_KEY not in app.bot_data
 
     await run_until_handled(alice.start_private(), alice.send(group, "/newgame"))
     lobby = fake.last_message(group.id)

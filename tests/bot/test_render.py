@@ -11,11 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from bot import render, stats_view
+from bot import render
 from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
+from bot.render import stats as stats_view
 from engine import Attack, Card, Defend, Game, RandomPlayer, Resign, Rules, Take
-from storage import LeaderboardRow
+from storage import LeaderboardRow, LogEntry
 from tests.fakes.html import parse_html
 
 TR = Translator()
@@ -57,7 +58,7 @@ def public_cards(game: Game) -> set[Card]:
 def test_public_table_never_shows_a_card_in_a_hand(players: int, preset: str) -> None:
     for game in random_positions(players, preset, seed=players):
         text = render.table(
-            TR, "en", game.view(None), names=NAMES, log=[{"e": "attack", "p": "1"}]
+            TR, "en", game.view(None), names=NAMES, log=[LogEntry("attack", "1")]
         ).text
         hidden = {c for p in game.players for c in game.hand(p)} - public_cards(game)
         for card in hidden:

@@ -24,7 +24,7 @@ from telegram.request import HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from bot.app import build_application
-from bot.request import JsonRequest, UpdatesRequest, call
+from bot.telegram.request import JsonRequest, UpdatesRequest, call
 from tests.bot.conftest import make_settings
 from tests.fakes import FakeTelegram, FakeUser
 

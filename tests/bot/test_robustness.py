@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.outbox import Coalescer
+from bot.delivery import Coalescer
 from engine import Game, Rules
 from storage import ChatSettings, DatabaseBusy
 from tests.bot.conftest import BotHarness, make_settings
@@ -18,7 +18,7 @@ from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser
 
 
 def live(h: BotHarness, group: FakeGroup) -> Game:
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     assert record.status == "running" and record.game is not None
     return record.game
 
@@ -52,7 +52,7 @@ def waits_recorded(h: BotHarness) -> list[float]:
     async def no_wait(seconds: float) -> None:
         waited.append(seconds)
 
-    h.service.out.sleep = no_wait
+    h.rooms.kit.out.sleep = no_wait
     return waited
 
 
@@ -73,12 +73,12 @@ async def test_pending_table_edits_are_published_when_run_polling_stops(
     post_shutdown: a table edit still pending must go out before the client closes."""
     h = harness
     group = await game_of_two(h, -8001)
-    h.service.tables.interval = 3600  # the next table edit waits (coalesced)
-    await h.service.tables.request(group.id)
+    h.rooms.screens.tables.interval = 3600  # the next table edit waits (coalesced)
+    await h.rooms.screens.tables.request(group.id)
     attacker = await attack(h, group)
-    assert group.id in h.service.tables.pending()
-    table_id = h.service._live[group.id].table_message_id or 0
-    attacked = h.service.t("en", "log-attack", player=attacker.first_name)
+    assert group.id in h.rooms.screens.tables.pending()
+    table_id = h.rooms.store.live(group.id).table_message_id or 0
+    attacked = h.rooms.kit.t("en", "log-attack", player=attacker.first_name)
     app, h.app = h.app, None  # stopped here, not by the harness
     assert app is not None and app.post_stop is not None and app.post_shutdown is not None
     await app.post_stop(app)
@@ -100,11 +100,11 @@ async def test_a_table_edit_that_failed_is_made_again_without_another_move(
     else:
         h.fake.timeout_next("editMessageText", chat_id=group.id)
     attacker = await attack(h, group)
-    table_id = h.service._live[group.id].table_message_id or 0
-    attacked = h.service.t("en", "log-attack", player=attacker.first_name)
+    table_id = h.rooms.store.live(group.id).table_message_id or 0
+    attacked = h.rooms.kit.t("en", "log-attack", player=attacker.first_name)
     assert attacked not in h.fake.message(group.id, table_id).text  # the edit failed
-    assert group.id in h.service.tables.pending()  # ... and is due again
-    await h.service.tables.flush()
+    assert group.id in h.rooms.screens.tables.pending()  # ... and is due again
+    await h.rooms.screens.tables.flush()
     assert attacked in h.fake.message(group.id, table_id).text
 
 
@@ -120,10 +120,10 @@ async def test_a_hand_that_telegram_refused_is_shown_again_on_its_own(
     h.fake.fail_next("editMessageText", 429, retry_after=2, chat_id=defender.id)
     hand, card = playable(h, attacker)
     await h.send(attacker.tap(hand, card.callback_data or ""))
-    take = h.service.t("en", "button-take")
+    take = h.rooms.kit.t("en", "button-take")
     assert take not in h.hand_message(defender).button_texts  # refused: the old hand
-    assert group.id in h.service.hand_retries.pending()
-    await h.service.hand_retries.flush()
+    assert group.id in h.rooms.screens.hand_retries.pending()
+    await h.rooms.screens.hand_retries.flush()
     assert take in h.hand_message(defender).button_texts
 
 
@@ -148,7 +148,7 @@ async def test_a_429_in_one_group_holds_up_nobody_else(harness: BotHarness) -> N
             await h.send(tap)
             assert h.fake.answer_for(tap) is not None
             assert live(h, group).move_number == 1
-    assert group_a.id in h.service.tables.pending()  # A's table: after retry_after
+    assert group_a.id in h.rooms.screens.tables.pending()  # A's table: after retry_after
 
 
 async def test_lobby_buttons_work_only_on_the_lobby_message_in_its_group(
@@ -166,8 +166,8 @@ async def test_lobby_buttons_work_only_on_the_lobby_message_in_its_group(
     tap = eve.tap_raw(h.fake.last_message(eve.id), join)
     await h.send(tap)
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "error-unknown-button")
-    assert [s.name for s in h.service._live[group.id].lobby.seats] == ["Alice"]
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-unknown-button")
+    assert [s.name for s in h.rooms.store.live(group.id).lobby.seats] == ["Alice"]
     assert len(h.fake.messages(group.id)) == posts
 
 
@@ -193,9 +193,9 @@ async def test_a_join_link_passed_on_seats_only_members_of_the_group(
     group = h.fake.group(-8007, "Club", admins={alice})
     group.members[eve.id] = status
     await h.send(alice.start_private(), alice.send(group, "/newgame"))
-    game_id = h.service._live[group.id].id
+    game_id = h.rooms.store.live(group.id).id
     await h.send(eve.send(eve, f"/start j{game_id}"))
-    seats = [s.name for s in h.service._live[group.id].lobby.seats]
+    seats = [s.name for s in h.rooms.store.live(group.id).lobby.seats]
     assert seats == (["Alice", "Eve"] if seated else ["Alice"])
     if not seated:
         assert "Only members of" in h.fake.last_message(eve.id).text
@@ -210,13 +210,13 @@ async def test_a_reader_of_a_public_group_who_taps_join_is_seated_through_the_li
     alice, reader = h.user(1, "Alice"), h.user(7, "Reader")
     group = h.fake.group(-8021, "Club", admins={alice}, username="publicclub")
     await h.send(alice.start_private(), alice.send(group, "/newgame"))
-    game_id = h.service._live[group.id].id
+    game_id = h.rooms.store.live(group.id).id
     tap = reader.tap(h.lobby_message(group), "Join")
     await h.send(tap)
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.url and answer.url.endswith(f"start=j{game_id}")
     await h.send(reader.send(reader, f"/start j{game_id}"))
-    assert [s.name for s in h.service._live[group.id].lobby.seats] == ["Alice", "Reader"]
+    assert [s.name for s in h.rooms.store.live(group.id).lobby.seats] == ["Alice", "Reader"]
 
 
 def failing_writes(
@@ -224,7 +224,7 @@ def failing_writes(
 ) -> Callable[[], None]:
     """Make writes (write transactions and `save_game`) fail as a database locked for too
     long would (every one, or the next `times`); returns the undo."""
-    db = h.service.db
+    db = h.rooms.kit.db
     real, real_save = db.transaction, db.save_game
     left = [times]
 
@@ -257,7 +257,7 @@ async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing
     harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness
-    h.service.reload_delays = (0.0,)
+    h.rooms.store.reload_delays = (0.0,)
     group = await game_of_two(h, -8008)
     attacker = h.users[int(live(h, group).attacker)]
     hand, card = playable(h, attacker)
@@ -265,9 +265,9 @@ async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing
     tap = attacker.tap(hand, card.callback_data or "")
     await h.send(tap)
     undo()
-    await asyncio.gather(*h.service._background)  # the stored game is loaded and shown
+    await h.rooms.store.settle()  # the stored game is loaded and shown
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "error-storage")
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-storage")
     assert live(h, group).move_number == 0
     assert card.text in h.hand_message(attacker).button_texts  # still in the hand
 
@@ -276,7 +276,7 @@ async def test_start_is_announced_only_once_the_game_is_stored(
     harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness
-    h.service.reload_delays = (0.0,)
+    h.rooms.store.reload_delays = (0.0,)
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-8009, "Club", admins={alice})
     await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
@@ -285,10 +285,10 @@ async def test_start_is_announced_only_once_the_game_is_stored(
     tap = alice.tap(h.lobby_message(group), "Start")
     await h.send(tap)
     undo()
-    await asyncio.gather(*h.service._background)
+    await h.rooms.store.settle()
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "error-storage")
-    assert h.service._live[group.id].status == "lobby"
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-storage")
+    assert h.rooms.store.live(group.id).status == "lobby"
     assert "Start" in h.lobby_message(group).button_texts  # the lobby is still open
 
 
@@ -296,12 +296,12 @@ async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
     harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness
-    h.service.reload_delays = ()  # no reload: the deal itself must go on
+    h.rooms.store.reload_delays = ()  # no reload: the deal itself must go on
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-8010, "Club", admins={alice})
     await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
     await h.send(bob.tap(h.lobby_message(group), "Join"))
-    real_save = h.service._save
+    real_save = h.rooms.store.save
     saves = 0
 
     async def second_save_fails(record: Any, result: Any = None) -> None:
@@ -311,13 +311,13 @@ async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
             try:
                 raise DatabaseBusy("database is locked")
             finally:
-                h.service._forget(record)
-                h.service._reload_soon(record.chat_id)
+                h.rooms.store.forget(record)
+                h.rooms.store.reload_soon(record.chat_id)
         await real_save(record, result)
 
-    monkeypatch.setattr(h.service, "_save", second_save_fails)
+    monkeypatch.setattr(h.rooms.store, "save", second_save_fails)
     await h.send(alice.tap(h.lobby_message(group), "Start"))
-    await asyncio.gather(*h.service._background)
+    await h.rooms.store.settle()
     for user in (alice, bob):  # each got a hand with card buttons
         hands = [m for m in h.fake.messages(user.id) if m.buttons and "Trump" in m.text]
         assert len(hands) == 1 and len(hands[0].button_texts) >= 6
@@ -336,16 +336,16 @@ async def test_one_busy_chat_does_not_hold_up_the_deadlines_of_others(
     await h.open_game(group_a, [a1, a2])
     h.clock.advance(20)
     await h.open_game(group_b, [b1, b2])  # B's deadline: 20 s after A's
-    async with h.service._locks[group_a.id]:  # chat A is busy
+    async with h.rooms.store.locks[group_a.id]:  # chat A is busy
         h.clock.advance(41)  # A's turn is over, B's not yet
-        h.service._start_due(h.clock())  # the scheduler wakes: A's deadline, in a task
-        a_task = h.service._due_tasks[group_a.id]  # (it waits for A's lock)
+        h.rooms.deadlines.start_due(h.clock())  # the scheduler wakes: A's deadline, in a task
+        a_task = h.rooms.deadlines.handling(group_a.id)  # (it waits for A's lock)
         # B's half-time warning was due with A's deadline; now B's turn is over too. The
         # scheduler wakes when each task is done, and starts what is due.
         h.clock.advance(20)
         for _ in range(2):  # B's warning (if not yet done), then B's deadline
-            h.service._start_due(h.clock())
-            b_task = h.service._due_tasks.get(group_b.id)
+            h.rooms.deadlines.start_due(h.clock())
+            b_task = h.rooms.deadlines.handling(group_b.id)
             if b_task is not None:
                 await b_task
         assert live(h, group_b).move_number == 1 and live(h, group_a).move_number == 0
@@ -365,13 +365,13 @@ async def test_finished_and_cancelled_games_leave_nothing_behind_in_memory(
         hand = h.hand_message(alice)
         data = next(b.callback_data for row in hand.buttons for b in row if b.callback_data)
         await h.send(alice.send(group, "/cancel"))
-    service = h.service
-    assert not service._live and not service._chat_of and len(service._locks) == 0
+    rooms = h.rooms
+    assert rooms.store.held() == (0, 0, 0)
     # ... and a button of a forgotten game still gets its answer
     tap = alice.tap_raw(hand, data or "")
     await h.send(tap)
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "error-game-gone")
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-game-gone")
 
 
 async def test_a_blocked_player_in_a_game_without_time_limit_is_not_promised_a_timeout(
@@ -410,7 +410,7 @@ async def test_an_opener_who_leaves_the_lobby_hands_it_to_the_next_player(
     assert "Bob wants to play" in lobby.text and "Alice" not in lobby.text
     tap = alice.tap(lobby, "Start")
     await h.send(tap)
-    assert h.service._live[group.id].status == "lobby"  # Alice no longer decides
+    assert h.rooms.store.live(group.id).status == "lobby"  # Alice no longer decides
     await h.send(bob.tap(h.lobby_message(group), "Start"))
     assert live(h, group).players == ("2", "3")
 
@@ -424,7 +424,7 @@ async def test_rules_leave_and_cancel_in_private_speak_of_the_players_group_game
     h = harness
     alice, boris = h.user(1, "Alice"), h.user(2, "Boris", "ru")
     group = h.fake.group(-8015, "Club", admins={alice})
-    async with h.service.db.transaction() as tx:
+    async with h.rooms.kit.db.transaction() as tx:
         await tx.chats.save(
             settings=ChatSettings(chat_id=group.id, rules=Rules.preset("perevodnoy"))
         )
@@ -469,7 +469,7 @@ async def test_an_edit_telegram_refuses_for_good_is_not_retried(harness: BotHarn
     hand, card = playable(h, attacker)
     await h.send(attacker.tap(hand, card.callback_data or ""))
     assert live(h, group).move_number == 1
-    assert not h.service.tables.pending() and not h.service.hand_retries.pending()
+    assert not h.rooms.screens.tables.pending() and not h.rooms.screens.hand_retries.pending()
 
 
 async def test_a_table_edit_that_keeps_timing_out_is_given_up_after_a_few_tries(
@@ -479,7 +479,7 @@ async def test_a_table_edit_that_keeps_timing_out_is_given_up_after_a_few_tries(
     group = await game_of_two(h, -8017)
     h.fake.timeout_next("editMessageText", chat_id=group.id, times=100)
     await attack(h, group)
-    assert await flushes_until_done(h.service.tables) <= 10, "retried without end"
+    assert await flushes_until_done(h.rooms.screens.tables) <= 10, "retried without end"
     failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
     assert len(failed) == 1 + 5  # the first try and five retries
 
@@ -489,13 +489,13 @@ async def test_a_table_edit_refused_at_shutdown_leaves_nothing_running(
 ) -> None:
     h = harness
     group = await game_of_two(h, -8018)
-    h.service.tables.interval = 3600
-    await h.service.tables.request(group.id)
+    h.rooms.screens.tables.interval = 3600
+    await h.rooms.screens.tables.request(group.id)
     await attack(h, group)
     h.fake.fail_next("editMessageText", 429, retry_after=5, chat_id=group.id)
-    service = h.service
+    rooms = h.rooms
     await h.stop()
-    assert not service.tables.pending() and not service.hand_retries.pending()
+    assert not rooms.screens.tables.pending() and not rooms.screens.hand_retries.pending()
 
 
 async def test_a_database_that_keeps_failing_does_not_make_the_bot_flood_a_chat(
@@ -505,17 +505,17 @@ async def test_a_database_that_keeps_failing_does_not_make_the_bot_flood_a_chat(
     shows the table anew, whose id cannot be stored either. That must not reload again and
     post yet another table, for ever."""
     h = harness
-    h.service.reload_delays = (0.0,)
+    h.rooms.store.reload_delays = (0.0,)
     group = await game_of_two(h, -8019)
-    h.fake.delete_by_user(group.id, h.service._live[group.id].table_message_id or 0)
+    h.fake.delete_by_user(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     posts = len(h.fake.messages(group.id))
     failing_writes(h, monkeypatch)
     await attack(h, group)
     for _ in range(20):  # let every reload run to its end
-        if not h.service._background:
+        if not h.rooms.store.busy():
             break
-        await asyncio.gather(*h.service._background)
-    assert not h.service._background, "reloads start reloads"
+        await h.rooms.store.settle()
+    assert not h.rooms.store.busy(), "reloads start reloads"
     assert len(h.fake.messages(group.id)) - posts <= 1  # at most the one new table
 
 
@@ -525,12 +525,12 @@ async def test_a_tap_is_not_told_nothing_happened_when_only_a_later_save_failed(
     """Bob's join is stored and answered; then the lobby message (deleted by an admin) is
     sent anew and storing its id fails. Bob keeps his one true answer."""
     h = harness
-    h.service.reload_delays = ()
+    h.rooms.store.reload_delays = ()
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-8020, "Club", admins={alice})
     await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
     lobby = h.lobby_message(group)
-    real_save = h.service._save
+    real_save = h.rooms.store.save
     saves = 0
 
     async def second_save_fails(record: Any, result: Any = None) -> None:
@@ -540,7 +540,7 @@ async def test_a_tap_is_not_told_nothing_happened_when_only_a_later_save_failed(
             raise DatabaseBusy("database is locked")
         await real_save(record, result)
 
-    monkeypatch.setattr(h.service, "_save", second_save_fails)
+    monkeypatch.setattr(h.rooms.store, "save", second_save_fails)
     tap = bob.tap(lobby, "Join")
     h.fake.delete_by_user(group.id, lobby.message_id)
     await h.send(tap)
@@ -550,7 +550,7 @@ async def test_a_tap_is_not_told_nothing_happened_when_only_a_later_save_failed(
         for c in h.fake.calls_for("answerCallbackQuery")
         if str(c.params.get("callback_query_id")) == query_id
     ]
-    assert answers == [h.service.t("en", "lobby-joined")]
+    assert answers == [h.rooms.kit.t("en", "lobby-joined")]
 
 
 async def test_a_lobby_edit_refused_with_429_is_made_after_waiting_for_that_call_alone(
@@ -582,7 +582,7 @@ async def test_an_opener_who_never_started_the_bot_is_asked_to_join_too(
     group = h.fake.group(-8023, "Club", admins={alice})
     await h.send(alice.send(group, "/newgame"))
     lobby = h.lobby_message(group)
-    assert h.service.t("en", "lobby-opener-join", name="Alice") in lobby.text
+    assert h.rooms.kit.t("en", "lobby-opener-join", name="Alice") in lobby.text
     tap = alice.tap(lobby, "Join")
     await h.send(tap)
     answer = h.fake.answer_for(tap)
@@ -591,7 +591,7 @@ async def test_an_opener_who_never_started_the_bot_is_asked_to_join_too(
     await h.send(alice.send(alice, f"/start {payload}"))
     lobby = h.lobby_message(group)
     assert "Alice" in lobby.text.split("Players")[1]
-    assert h.service.t("en", "lobby-opener-join", name="Alice") not in lobby.text
+    assert h.rooms.kit.t("en", "lobby-opener-join", name="Alice") not in lobby.text
 
 
 async def test_a_hand_that_keeps_failing_is_given_up_after_a_few_tries(
@@ -604,7 +604,7 @@ async def test_a_hand_that_keeps_failing_is_given_up_after_a_few_tries(
     h.fake.timeout_next("editMessageText", chat_id=defender.id, times=100)
     hand, card = playable(h, attacker)
     await h.send(attacker.tap(hand, card.callback_data or ""))
-    assert await flushes_until_done(h.service.hand_retries) <= 10, "retried without end"
+    assert await flushes_until_done(h.rooms.screens.hand_retries) <= 10, "retried without end"
     failed = [c for c in h.fake.calls_for("editMessageText") if c.timed_out]
     assert len(failed) == 1 + 5  # the first try and five retries
 
@@ -615,16 +615,16 @@ async def test_a_game_dropped_again_while_reloading_is_loaded_once_more(
     """The move's save fails, and so does the save within the first reload (the deleted
     table is posted anew): the next attempt loads the game, so its deadline still runs."""
     h = harness
-    h.service.reload_delays = (0.0, 0.0)
+    h.rooms.store.reload_delays = (0.0, 0.0)
     group = await game_of_two(h, -8025)
-    h.fake.delete_by_user(group.id, h.service._live[group.id].table_message_id or 0)
+    h.fake.delete_by_user(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     failing_writes(h, monkeypatch, times=2)
     await attack(h, group)
-    while h.service._background:
-        await asyncio.gather(*h.service._background)
-    assert group.id in h.service._live
+    while h.rooms.store.busy():
+        await h.rooms.store.settle()
+    assert h.rooms.store.live(group.id) is not None
     h.clock.advance(61)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
 
 
 async def test_the_last_table_and_hands_wait_out_a_short_429(harness: BotHarness) -> None:

@@ -12,7 +12,7 @@ async def test_two_player_game_to_the_end(harness: BotHarness) -> None:
     await h.open_game(group, [alice, bob])
     rng = random.Random(1)
     for _ in range(3000):
-        record = next(iter(h.service._live.values()), None)
+        record = next(iter(h.rooms.store.live_records()), None)
         if record is None or record.status != "running":
             break
         game = record.game

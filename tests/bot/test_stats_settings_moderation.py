@@ -17,7 +17,7 @@ from tests.fakes.telegram import FakeGroup, FakeUser
 
 
 def running(h: BotHarness, group: FakeGroup) -> Game | None:
-    record = h.service._live.get(group.id)
+    record = h.rooms.store.live(group.id)
     return record.game if record is not None and record.status == "running" else None
 
 
@@ -25,7 +25,7 @@ async def resign_game(
     h: BotHarness, group: FakeGroup, players: list[FakeUser], loser: FakeUser
 ) -> None:
     """A quick scripted game: `loser` gives up (R18) and is the durak."""
-    record = h.service._live.get(group.id)
+    record = h.rooms.store.live(group.id)
     if record is None:
         await h.send(players[0].send(group, "/newgame"))
         lobby = h.lobby_message(group)
@@ -175,7 +175,7 @@ async def test_lobby_opener_may_change_settings_before_the_start(harness: BotHar
     tap = opener.tap(menu, language)
     await h.send(tap)
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "error-admins-only-chat")
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-admins-only-chat")
     assert language in menu.button_texts
     await h.send(admin.tap(menu, language))
     assert language not in menu.button_texts
@@ -240,17 +240,17 @@ async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> 
     slow = h.users[int(game.attacker)]
     before = len(h.fake.messages(slow.id))
     h.clock.advance(31)  # half of 60 s
-    assert await h.service.run_due() == 0
+    assert await h.rooms.deadlines.run_due() == 0
     warning = h.fake.last_message(slow.id)
     assert len(h.fake.messages(slow.id)) == before + 1
     assert "29 s left for your move in Club" in warning.text
     # The table and the hand show the time left as of now, not the turn's first 60 s.
-    await h.service.flush()
-    table = h.fake.message(group.id, h.service._live[group.id].table_message_id or 0)
+    await h.rooms.screens.flush()
+    table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     assert "(29 s)" in table.text
     assert "29 s" in h.hand_message(slow).text
     h.clock.advance(1)
-    await h.service.run_due()
+    await h.rooms.deadlines.run_due()
     assert len(h.fake.messages(slow.id)) == before + 1  # warned once per turn
 
 
@@ -292,7 +292,7 @@ async def test_a_player_who_leaves_the_group_loses_the_lobby_seat(harness: BotHa
     assert "Bob" not in h.lobby_message(group).text
     tap = alice.tap(h.lobby_message(group), "Start")  # one player left: no game
     await h.send(tap)
-    assert h.service._live[group.id].status == "lobby"
+    assert h.rooms.store.live(group.id).status == "lobby"
 
 
 async def test_start_without_payload_welcomes_with_an_add_to_group_button(
@@ -326,17 +326,17 @@ async def test_half_time_after_a_cancel_leaves_the_closed_hands_closed(
     hands = {u: h.hand_message(u).message_id for u in (carol, dave)}
     h.clock.advance(31)  # half time
     entered, gate = asyncio.Event(), asyncio.Event()
-    may_manage = h.service._may_manage
+    may_manage = h.rooms.lobbies.may_manage
 
     async def slow_may_manage(record: Any, person: Any) -> bool:  # getChatMember, slowly
         entered.set()
         await gate.wait()
         return await may_manage(record, person)
 
-    monkeypatch.setattr(h.service, "_may_manage", slow_may_manage)
+    monkeypatch.setattr(h.rooms.lobbies, "may_manage", slow_may_manage)
     cancel = asyncio.ensure_future(h.send(carol.send(group, "/cancel")))
     await entered.wait()  # /cancel holds the chat's lock
-    due = asyncio.ensure_future(h.service.run_due())
+    due = asyncio.ensure_future(h.rooms.deadlines.run_due())
     await asyncio.sleep(0)  # run_due checks the game and queues for the lock
     gate.set()
     await cancel
@@ -365,8 +365,8 @@ async def test_stats_in_a_group_without_games_names_the_group(harness: BotHarnes
     group = h.fake.group(-4012, "Card Club", admins={alice})
     await h.send(alice.send(group, "/stats"))
     text = h.fake.last_message(group.id).text
-    assert text.startswith(h.service.t("en", "stats-title", chat="Card Club"))
-    assert h.service.t("en", "stats-computer-mark") not in text  # no computer listed
+    assert text.startswith(h.rooms.kit.t("en", "stats-title", chat="Card Club"))
+    assert h.rooms.kit.t("en", "stats-computer-mark") not in text  # no computer listed
 
 
 async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarness) -> None:
@@ -380,7 +380,7 @@ async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarn
     language = next(t for t in menu.button_texts if t.startswith("Язык"))
     assert "Русский" in language
     await h.send(ivan.tap(menu, language))
-    async with h.service.db.transaction(readonly=True) as tx:
+    async with h.rooms.kit.db.transaction(readonly=True) as tx:
         assert (await tx.chats.get(chat_id=group.id)).language == "en"  # ru -> en, not de
 
 
@@ -388,12 +388,12 @@ async def test_kick_by_a_non_admin_is_refused_in_the_groups_language(harness: Bo
     h = harness
     anna, bob, carl = h.user(1, "Anna", "de"), h.user(2, "Bob", "en"), h.user(3, "Carl", "en")
     group = h.fake.group(-4014, "Runde", admins={anna})
-    async with h.service.db.transaction() as tx:
+    async with h.rooms.kit.db.transaction() as tx:
         await tx.chats.save(settings=ChatSettings(chat_id=group.id, language="de"))
     said = carl.send(group, "hi")
     await h.send(said)
     await h.send(bob.send(group, "/kick", reply_to=said["message"]["message_id"]))
-    assert h.fake.last_message(group.id).text == h.service.t("de", "error-kick-admins")
+    assert h.fake.last_message(group.id).text == h.rooms.kit.t("de", "error-kick-admins")
 
 
 async def test_settings_menu_closes_with_done_and_keeps_its_text(harness: BotHarness) -> None:
@@ -407,7 +407,7 @@ async def test_settings_menu_closes_with_done_and_keeps_its_text(harness: BotHar
     await h.send(alice.tap(menu, "Done"))
     closed = h.fake.message(group.id, menu.message_id)
     assert closed.buttons == []
-    assert h.service.t("en", "settings-title") in closed.text
+    assert h.rooms.kit.t("en", "settings-title") in closed.text
     assert "Tap an option" not in closed.text  # no buttons left to tap
     assert "Deck" in closed.text  # the rules stay readable
 
@@ -416,7 +416,7 @@ async def test_kick_in_a_private_chat_says_where_it_works(harness: BotHarness) -
     h = harness
     alice = h.user(1, "Alice")
     await h.send(alice.start_private(), alice.send_private("/kick"))
-    assert h.fake.last_message(alice.id).text == h.service.t("en", "kick-in-group")
+    assert h.fake.last_message(alice.id).text == h.rooms.kit.t("en", "kick-in-group")
 
 
 async def test_a_settings_toast_is_in_the_tappers_language(harness: BotHarness) -> None:
@@ -425,7 +425,7 @@ async def test_a_settings_toast_is_in_the_tappers_language(harness: BotHarness) 
     h = harness
     boris = h.user(1, "Boris", "ru")
     group = h.fake.group(-4020, "Club", admins={boris})
-    async with h.service.db.transaction() as tx:
+    async with h.rooms.kit.db.transaction() as tx:
         await tx.chats.save(settings=ChatSettings(chat_id=group.id, language="en"))
     await h.send(boris.send(group, "/settings"))
     menu = h.fake.last_message(group.id)
@@ -433,4 +433,4 @@ async def test_a_settings_toast_is_in_the_tappers_language(harness: BotHarness) 
     await h.send(tap)
     assert "Deck: 52" in menu.button_texts  # the menu: English
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("ru", "settings-saved")
+    assert answer is not None and answer.text == h.rooms.kit.t("ru", "settings-saved")

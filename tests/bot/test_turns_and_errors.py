@@ -14,7 +14,7 @@ from tests.fakes.telegram import FakeGroup, FakeUser
 
 
 def live(h: BotHarness, chat_id: int) -> Game:
-    record = h.service._live[chat_id]
+    record = h.rooms.store.live(chat_id)
     assert record.status == "running" and record.game is not None
     return record.game
 
@@ -38,7 +38,7 @@ async def test_a_deadline_is_re_armed_after_a_restart(harness: BotHarness) -> No
     await h.open_game(group, [alice, bob])
     await h.restart()
     h.clock.advance(61)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
     assert live(h, group.id).move_number == 1  # the timeout move was made
 
 
@@ -52,13 +52,13 @@ async def test_r7_an_opener_who_times_out_plays_his_lowest_non_trump(harness: Bo
     )
     await h.set_position(group, position)
     h.clock.advance(61)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
     assert live(h, group.id).table == [(Card.parse("7♠"), None)]  # not the trump 6♣
 
 
 async def test_r3_a_lobby_seats_no_more_players_than_the_deck_allows(harness: BotHarness) -> None:
     h = harness
-    async with h.service.db.transaction() as tx:  # 24 cards: at most four players
+    async with h.rooms.kit.db.transaction() as tx:  # 24 cards: at most four players
         await tx.chats.save(settings=ChatSettings(chat_id=-6003, rules=Rules(deck_size=24)))
     users = [h.user(i, f"U{i}") for i in range(1, 6)]
     group = h.fake.group(-6003, "Club", admins={users[0]})
@@ -69,9 +69,9 @@ async def test_r3_a_lobby_seats_no_more_players_than_the_deck_allows(harness: Bo
         tap = user.tap(h.lobby_message(group), "Join")
         await h.send(tap)
     answer = h.fake.answer_for(tap)
-    assert answer is not None and answer.text == h.service.t("en", "lobby-full")
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "lobby-full")
     assert "U5" not in h.lobby_message(group).text
-    assert len(h.service._live[group.id].lobby.seats) == 4
+    assert len(h.rooms.store.live(group.id).lobby.seats) == 4
 
 
 async def test_a_player_who_unblocks_the_bot_gets_the_hand_back(harness: BotHarness) -> None:
@@ -112,10 +112,10 @@ async def test_an_edit_that_changes_nothing_is_no_error(harness: BotHarness) -> 
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-6006, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     messages = len(h.fake.messages(alice.id))
     h.fake.clear_calls()
-    await h.service._publish_hands(record, force=True)  # the same hands once more
+    await h.rooms.screens.hands(record, force=True)  # the same hands once more
     refused = [c for c in h.fake.calls if c.method == "editMessageText" and not c.ok]
     assert refused and all("not modified" in (c.description or "") for c in refused)
     assert len(h.fake.messages(alice.id)) == messages  # nothing sent anew
@@ -136,14 +136,14 @@ async def test_a_turn_that_ran_out_while_the_bot_was_down_gets_time_after_the_re
     await h.stop()
     h.clock.advance(600)  # down for ten minutes: the 60 s turn ran out long ago
     await h.start()
-    assert await h.service.run_due() == 0  # not yet: the player has some time
+    assert await h.rooms.deadlines.run_due() == 0  # not yet: the player has some time
     tap = attacker.tap(h.hand_message(attacker), card.callback_data or "")
     await h.send(tap)
     game = live(h, group.id)
     assert game.move_number == 1 and game.history[0][0] == str(attacker.id)
-    assert not h.service._live[group.id].timeouts  # no strike
+    assert not h.rooms.store.live(group.id).timeouts  # no strike
     h.clock.advance(61)
-    assert await h.service.run_due() == 1  # the next turn has its full time, as usual
+    assert await h.rooms.deadlines.run_due() == 1  # the next turn has its full time, as usual
 
 
 async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump(
@@ -164,7 +164,7 @@ async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump
         ),
     )
     assert "A♦" in h.hand_message(carol).text
-    exchange = h.service.t("en", "button-exchange")
+    exchange = h.rooms.kit.t("en", "button-exchange")
     await h.send(bob.tap(h.hand_message(bob), exchange))
     assert live(h, group.id).trump_card == Card.parse("6♦")
     for user in (alice, carol):
@@ -181,11 +181,11 @@ async def test_the_time_given_after_a_restart_is_given_once_per_move(harness: Bo
     await h.open_game(group, [alice, bob])
     h.clock.advance(600)
     await h.restart()  # down for ten minutes: 30 s more
-    assert await h.service.run_due() == 0
+    assert await h.rooms.deadlines.run_due() == 0
     h.clock.advance(20)
     await h.restart()  # and again, before the 30 s are over: nothing more
     h.clock.advance(11)
-    assert await h.service.run_due() == 1  # the 30 s are over: the timeout move
+    assert await h.rooms.deadlines.run_due() == 1  # the 30 s are over: the timeout move
     assert live(h, group.id).move_number == 1
 
 
@@ -240,10 +240,10 @@ async def test_r18_a_player_whose_time_ran_out_is_told_the_bot_moved_for_them(
     group = h.fake.group(-6015, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
     opener = h.users[int(live(h, group.id).attacker)]
-    told = h.service.t("en", "hand-timed-out", count=1, max=3)
+    told = h.rooms.kit.t("en", "hand-timed-out", count=1, max=3)
     assert told not in h.hand_message(opener).text
     h.clock.advance(61)
-    assert await h.service.run_due() == 1
+    assert await h.rooms.deadlines.run_due() == 1
     assert told in h.hand_message(opener).text  # with the card the bot played for them
     # What a third timeout means (R18): the durak, not "out" (which is how one wins).
     assert "at 3 you lose this game as the durak" in told
@@ -260,14 +260,14 @@ async def test_a_merged_table_edit_that_an_earlier_one_covered_sends_nothing(
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-6020, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    tables = h.service.tables
+    tables = h.rooms.screens.tables
     tables.interval = 3.0  # production's coalescing (the tests' default is 0: at once)
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     table_id = record.table_message_id or 0
     await tables.request(group.id)  # an edit went out just now ...
     await tables.request(group.id)  # ... so this one is merged into a later run
     assert tables.pending() == {group.id}
-    lock = h.service._locks[group.id]
+    lock = h.rooms.store.locks[group.id]
     await lock.acquire()  # a move in progress
     merged = asyncio.create_task(tables.flush())  # the later run wakes: waits for the lock
     await asyncio.sleep(0)  # a step of the loop: the run starts and queues for the lock
@@ -305,10 +305,10 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
         await h.send(user.tap(hand, button.callback_data or ""))
     table = (await h.table_of(group)).text
     assert "Alice attacks\nCarol throws in" in table
-    record = h.service._live[group.id]
-    names = h.service.names(record)
-    log = record.meta["log"]
-    assert [render.log_line(h.service.tr, "de", e, names) for e in log] == [
+    record = h.rooms.store.live(group.id)
+    names = h.rooms.kit.names(record)
+    log = record.meta.log
+    assert [render.log_line(h.rooms.kit.tr, "de", e, names) for e in log] == [
         "Alice spielt aus",
         "Carol wirft zu",
     ]
@@ -321,7 +321,7 @@ async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarnes
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-6022, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    record = h.service._live[group.id]
+    record = h.rooms.store.live(group.id)
     table_id = record.table_message_id or 0
     attacker = h.users[int(live(h, group.id).attacker)]
     hand = h.hand_message(attacker)
@@ -330,6 +330,6 @@ async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarnes
     await h.send(attacker.tap(hand, playable.callback_data or ""))
     assert "attacks" not in h.fake.message(group.id, table_id).text  # refused
     h.fake.clear_calls()
-    await h.service._publish_table(group.id)  # nothing changed since: the same text
+    await h.rooms.screens.publish_table(group.id)  # nothing changed since: the same text
     assert [c.ok for c in h.fake.calls_for("editMessageText")] == [True]
     assert "attacks" in h.fake.message(group.id, table_id).text

@@ -47,7 +47,7 @@ from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
-from bot.request import JsonRequest, UpdatesRequest
+from bot.telegram.request import JsonRequest, UpdatesRequest
 from tests.fakes.html import HtmlParseError, parse_html, strip_text
 
 __all__ = [

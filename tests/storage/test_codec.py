@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Game, Rules
-from storage import Database, GameRecord, Lobby, Seat
+from storage import DEPARTURES, Database, GameMeta, GameRecord, Lobby, LogEntry, Seat
 from storage.backend import split_statements
 from storage.codec import (
     dumps,
@@ -25,6 +25,7 @@ from storage.codec import (
     lobby_to_json,
     to_us,
 )
+from storage.meta import LOG_KINDS
 
 zones = st.sampled_from(
     [UTC, timezone(timedelta(hours=3)), timezone(timedelta(hours=-9, minutes=-30))]
@@ -101,7 +102,35 @@ records = st.builds(
     timeouts=int_maps,
     created_at=aware,
     started_at=st.none() | aware,
-    meta=st.dictionaries(st.text(max_size=10), st.none() | st.integers() | texts, max_size=4),
+    meta=st.builds(
+        GameMeta,
+        title=texts,
+        opener=texts,
+        turn_timeout=st.none() | st.integers(0, 600),
+        langs=st.dictionaries(st.text(max_size=5), st.sampled_from(["en", "de", "ru"]), max_size=3),
+        log=st.lists(
+            st.builds(
+                LogEntry,
+                kind=st.sampled_from(sorted(LOG_KINDS)),
+                player=st.none() | st.text(max_size=5),
+                target=st.none() | st.text(max_size=5),
+                count=st.none() | st.integers(0, 36),
+            ),
+            max_size=6,
+        ),
+        left=st.dictionaries(st.text(max_size=5), st.sampled_from(DEPARTURES), max_size=3),
+        blocked=st.lists(st.text(max_size=5), max_size=3),
+        invited=st.lists(ids, max_size=3),
+        practice=st.booleans(),
+        previous_durak=st.none() | st.text(max_size=5),
+        warned=st.booleans(),
+        grace_move=st.none() | st.integers(0, 500),
+        extra=st.dictionaries(
+            st.text(max_size=9).map(lambda k: "x" + k),  # a key of a newer release
+            st.none() | st.integers() | texts,
+            max_size=2,
+        ),
+    ),
 )
 
 

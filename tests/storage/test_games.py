@@ -12,8 +12,10 @@ from engine import RandomPlayer, Rules
 from storage import (
     Conflict,
     Database,
+    GameMeta,
     GameRecord,
     InvalidRecord,
+    LogEntry,
     NotFound,
     Player,
     Seat,
@@ -43,7 +45,12 @@ async def test_lobby_round_trip(db: Database) -> None:
 async def test_running_game_round_trip_continues_identically(db: Database) -> None:
     record = running_record(-100, 1, 2, 3, seed=7)
     record.timeouts = {"2": 1}
-    record.meta = {"title": "Дурачки", "events": [["attack", "7♠"]], "left": {"2": None}}
+    record.meta = GameMeta(
+        title="Дурачки",
+        left={"2": "resigned"},
+        log=[LogEntry("attack", "1"), LogEntry("picked", "2", count=3)],
+        extra={"events": [["attack", "7♠"]]},  # a key of a newer release survives
+    )
     record.rules = Rules.preset("perevodnoy")
     assert record.game is not None
     async with db.transaction() as tx:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import LATEST_VERSION, Database, SchemaTooNew
+from storage import LATEST_VERSION, Database, GameMeta, SchemaTooNew
 from storage.backend import SqliteBackend
 from storage.codec import to_us
 from storage.repositories import LEADERBOARD_SQL
@@ -119,7 +119,7 @@ async def test_upgrade_from_each_earlier_version(tmp_path: Path, start: int) -> 
             return
         async with db.transaction() as tx:
             game = await tx.games.get(game_id=7)
-            assert (game.status, game.version, game.meta) == ("lobby", 3, {})
+            assert (game.status, game.version, game.meta) == ("lobby", 3, GameMeta())
             assert game.lobby.seats[0].name == "Пять"
             assert (await tx.players.get(user_id=5)).can_message is True
             assert (await tx.chats.get(chat_id=-100)).turn_timeout == 40

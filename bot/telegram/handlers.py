@@ -1,4 +1,5 @@
-"""Handlers: turn Telegram updates into `GameService` calls. No game logic here.
+"""Handlers: turn Telegram updates into calls of the feature rooms (`bot.play`). No game
+logic here, and nothing sent but through the rooms' `Outbox`.
 
 Registered by `bot.app.build_application`, in this order: commands, button taps,
 membership changes, group migration, then the error handler.
@@ -12,8 +13,8 @@ import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from telegram import CallbackQuery, Chat, Update, User
-from telegram.constants import ChatMemberStatus, ChatType, ParseMode
+from telegram import CallbackQuery, Chat, Message, Update, User
+from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -36,23 +37,33 @@ from bot.callbacks import (
     SettingsData,
     decode,
 )
-from bot.service import GameService, Person
+from bot.delivery import Tap
+from bot.kit import Person
+from bot.play import Rooms
+from bot.render import Rendered
 from storage import Conflict, StorageError
 
 logger = logging.getLogger(__name__)
 
-SERVICE_KEY = "service"
+ROOMS_KEY = "rooms"
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
 
 
-def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
-    service: GameService = context.application.bot_data[SERVICE_KEY]
-    return service
+def rooms_of(context: ContextTypes.DEFAULT_TYPE) -> Rooms:
+    rooms: Rooms = context.application.bot_data[ROOMS_KEY]
+    return rooms
 
 
 def person_of(user: User) -> Person:
     return Person(user_id=user.id, name=user.full_name or str(user.id), language=user.language_code)
+
+
+def tap_of(query: CallbackQuery) -> Tap:
+    message = query.message
+    if message is None:
+        return Tap(query.id)
+    return Tap(query.id, message.chat.id, message.message_id)
 
 
 def _is_group(chat: Chat | None) -> bool:
@@ -64,13 +75,19 @@ async def _reply(update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, *
     if message is None:
         return
     user, chat = update.effective_user, update.effective_chat
-    service = service_of(context)
+    kit = rooms_of(context).kit
     lang = user.language_code if user else None
     if _is_group(chat):
         assert chat is not None
-        lang = await service.chat_language(chat.id, lang)
-    text = service.t(lang, key, **args)
-    await message.reply_text(text, parse_mode=ParseMode.HTML, disable_web_page_preview=True)
+        lang = await kit.chat_language(chat.id, lang)
+    await _answer(context, message, [kit.t(lang, key, **args)])
+
+
+async def _answer(context: ContextTypes.DEFAULT_TYPE, message: Message, texts: list[str]) -> None:
+    """Reply to a command: in a group as a reply to it, in private as a message."""
+    quote = message.message_id if _is_group(message.chat) else None
+    for text in texts:
+        await rooms_of(context).kit.out.send(message.chat.id, Rendered(text), reply_to=quote)
 
 
 async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -80,7 +97,7 @@ async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not _is_group(chat):
         await _reply(update, context, "newgame-in-group")
         return
-    await service_of(context).new_game(
+    await rooms_of(context).lobbies.new_game(
         chat_id=chat.id,
         chat_title=chat.title or "",
         person=person_of(user),
@@ -95,12 +112,10 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if chat.type != ChatType.PRIVATE:
         await _reply(update, context, "help-text")
         return
-    service = service_of(context)
+    lobbies = rooms_of(context).lobbies
     payload = context.args[0] if context.args else ""
-    if payload:
-        await service.start_payload(person=person_of(user), payload=payload)
-    else:
-        await service.welcome(person=person_of(user))
+    if not payload or not await lobbies.start_payload(person=person_of(user), payload=payload):
+        await lobbies.welcome(person=person_of(user))
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -111,16 +126,14 @@ async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     chat, message = update.effective_chat, update.effective_message
     if chat is None or message is None:
         return
-    service = service_of(context)
     user = update.effective_user
-    texts = await service.rules_text(
+    texts = await rooms_of(context).chat.rules_text(
         chat_id=chat.id,
         fallback_language=_lang(update),
         person=person_of(user) if user is not None else None,
     )
     # In private, the rules of each of the player's games: as many per message as fit.
-    for text in render.pack(texts if isinstance(texts, list) else [texts]):
-        await message.reply_text(text, parse_mode=ParseMode.HTML)
+    await _answer(context, message, render.pack(texts))
 
 
 def _lang(update: Update) -> str | None:
@@ -131,7 +144,7 @@ async def hand_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
-    await service_of(context).resend_hand(
+    await rooms_of(context).moves.resend_hand(
         person=person_of(user),
         chat_id=chat.id if _is_group(chat) else None,
         message_id=message.message_id if message else None,
@@ -156,7 +169,7 @@ async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
-    await service_of(context).leave(
+    await rooms_of(context).moderation.leave(
         chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
     )
 
@@ -165,7 +178,7 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
-    await service_of(context).cancel(
+    await rooms_of(context).moderation.cancel(
         chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
     )
 
@@ -173,7 +186,7 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if found := await _in_group(update, context, "settings-in-group"):
         chat_id, person, message_id = found
-        await service_of(context).settings_command(
+        await rooms_of(context).chat.settings_command(
             chat_id=chat_id, person=person, message_id=message_id
         )
 
@@ -187,7 +200,7 @@ async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     replied = message.reply_to_message
     target = person_of(replied.from_user) if replied and replied.from_user else None
-    await service_of(context).kick(
+    await rooms_of(context).moderation.kick(
         chat_id=chat.id, person=person_of(user), target=target, message_id=message.message_id
     )
 
@@ -200,7 +213,7 @@ async def stats_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     target = None
     if _is_group(chat) and replied and replied.from_user and not replied.from_user.is_bot:
         target = person_of(replied.from_user)
-    await service_of(context).stats(
+    await rooms_of(context).chat.stats(
         chat_id=chat.id,
         in_group=_is_group(chat),
         person=person_of(user),
@@ -217,14 +230,14 @@ async def practice_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if chat.type != ChatType.PRIVATE:
         await _reply(update, context, "practice-in-private")
         return
-    await service_of(context).practice_command(person=person_of(user))
+    await rooms_of(context).lobbies.practice_command(person=person_of(user))
 
 
 async def member_left(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is None or message.left_chat_member is None:
         return
-    await service_of(context).member_left(
+    await rooms_of(context).moderation.member_left(
         chat_id=message.chat.id, user_id=message.left_chat_member.id
     )
 
@@ -233,49 +246,49 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query, user = update.callback_query, update.effective_user
     if query is None or user is None:
         return
-    service = service_of(context)
+    rooms = rooms_of(context)
+    out, t = rooms.kit.out, rooms.kit.t
     person = person_of(user)
+    tap = tap_of(query)
     try:
         data = decode(query.data)
     except BadCallback:
         logger.info("refused callback data from user %s", user.id)
-        await service.unknown_button(query=query, person=person)
+        await rooms.moves.unknown_button(query=tap, person=person)
         return
     try:
-        await _dispatch(service, query, person, data)
+        await _dispatch(rooms, tap, person, data)
     except StorageError as exc:
-        if service.out.answered(query):  # what failed came after the tap's own change
+        if out.answered(tap):  # what failed came after the tap's own change
             logger.warning("storing after a tap of user %s failed: %s", user.id, exc)
             return
         if isinstance(exc, Conflict):  # another writer got there first: nothing was applied
-            await service.out.answer(query, service.t(user.language_code, "error-conflict"))
+            await out.answer(tap, t(user.language_code, "error-conflict"))
             return
         logger.warning("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
-        await service.out.answer(query, service.t(user.language_code, "error-storage"))
+        await out.answer(tap, t(user.language_code, "error-storage"))
 
 
-async def _dispatch(
-    service: GameService, query: CallbackQuery, person: Person, data: object
-) -> None:
+async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> None:
     if isinstance(data, MoveData):
-        await service.move(query=query, person=person, data=data)
+        await rooms.moves.tap(query=tap, person=person, data=data)
     elif isinstance(data, LobbyData):
-        await service.lobby_action(query=query, person=person, data=data)
+        await rooms.lobbies.tap(query=tap, person=person, data=data)
     elif isinstance(data, AgainData):
-        await service.play_again(query=query, person=person, data=data)
+        await rooms.lobbies.play_again(query=tap, person=person, data=data)
     elif isinstance(data, SettingsData):
-        await service.settings_tap(query=query, person=person, option=data.option)
+        await rooms.chat.settings_tap(query=tap, person=person, option=data.option)
     elif isinstance(data, PracticeData):
-        await service.start_practice(
-            query=query, person=person, opponents=data.opponents, level=data.level
+        await rooms.lobbies.start_practice(
+            query=tap, person=person, opponents=data.opponents, level=data.level
         )
     elif isinstance(data, LeaveData):
-        await service.leave_confirmed(
-            query=query, person=person, game_id=data.game_id, user_id=data.user_id
+        await rooms.moderation.leave_confirmed(
+            query=tap, person=person, game_id=data.game_id, user_id=data.user_id
         )
     elif isinstance(data, KickData):
-        await service.kick_confirmed(
-            query=query, person=person, game_id=data.game_id, user_id=data.user_id
+        await rooms.moderation.kick_confirmed(
+            query=tap, person=person, game_id=data.game_id, user_id=data.user_id
         )
 
 
@@ -296,9 +309,9 @@ async def my_membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     if change is None or not _is_group(change.chat):
         return
     if change.new_chat_member.status in _OUTSIDE:
-        await service_of(context).bot_removed(chat_id=change.chat.id)
+        await rooms_of(context).moderation.bot_removed(chat_id=change.chat.id)
     elif change.old_chat_member.status in _OUTSIDE:
-        await service_of(context).bot_added(
+        await rooms_of(context).moderation.bot_added(
             chat_id=change.chat.id, person=person_of(change.from_user)
         )
 
@@ -307,7 +320,7 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is None or message.migrate_to_chat_id is None:
         return
-    await service_of(context).migrate(
+    await rooms_of(context).moderation.migrate(
         old_chat_id=message.chat.id, new_chat_id=message.migrate_to_chat_id
     )
 
@@ -315,18 +328,17 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
     logger.error("error while handling an update", exc_info=context.error)
-    service: GameService | None = context.application.bot_data.get(SERVICE_KEY)
-    if service is None or service.settings.operator_chat_id is None:
+    rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
+    settings = rooms.kit.settings if rooms is not None else None
+    if rooms is None or settings is None or settings.operator_chat_id is None:
         return
     error = context.error
     trace = "".join(traceback.format_exception(error)) if error else ""
-    token = service.settings.bot_token.get_secret_value()
+    token = settings.bot_token.get_secret_value()
     trace = trace.replace(token, "<token>")[-3000:]
     text = f"<b>Error</b>: {html.escape(type(error).__name__)}\n<pre>{html.escape(trace)}</pre>"
     try:
-        await context.bot.send_message(
-            service.settings.operator_chat_id, text, parse_mode=ParseMode.HTML
-        )
+        await rooms.kit.out.send(settings.operator_chat_id, Rendered(text))
     except Exception:
         logger.exception("could not report the error to the operator chat")
 
@@ -378,4 +390,4 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     application.add_error_handler(on_error)
 
 
-__all__ = ["SERVICE_KEY", "register", "render"]
+__all__ = ["ROOMS_KEY", "register"]

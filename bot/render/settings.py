@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
-from bot.render import Rendered
+from bot.render.common import Rendered
 from engine import PRESETS, Rules
 from storage import ChatSettings
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from bot.i18n import Translator
-from bot.render import Rendered, computer_name, esc
+from bot.render.common import Rendered, computer_name, esc
 from storage import LeaderboardRow, PlayerRecord
 
 MIN_RANKED_GAMES: Final = 3

@@ -1,9 +1,10 @@
-"""Everything the bot sends to Telegram goes through here.
+"""Every Bot API call the bot makes goes through `Outbox`: messages, edits, answers to taps,
+membership look-ups, the command menus, reports to the operator.
 
 Telegram's answers are folded into a few outcomes the game logic understands:
 "message is not modified" is success, a message that vanished is sent anew, a
-user who blocked the bot is reported as `Blocked`, and a group edit is coalesced
-so that a group never gets more than one table edit per `interval` seconds.
+user who blocked the bot (or a group that removed it) is reported as `Blocked`, and a 429
+is waited out once in place, for that call alone.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from telegram import Bot, CallbackQuery
+from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.render import Rendered
-from bot.request import call
+from bot.telegram.request import call
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +33,9 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
-MAX_RETRIES: Final = 5  # a table or hands that failed to show, tried again at most this often
-MIN_RETRY_WAIT: Final = 1.0  # seconds before the first retry (then doubling)
 
 
-def _seconds(error: RetryAfter) -> float:
+def retry_after_seconds(error: RetryAfter) -> float:
     after = error.retry_after  # an int, or a timedelta in newer python-telegram-bot
     return float(after.total_seconds() if hasattr(after, "total_seconds") else after)
 
@@ -63,6 +62,32 @@ def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Tap:
+    """A button press, to be answered: the callback query's id, and the message (chat and
+    id) the button was on, where Telegram says (None for an inline message)."""
+
+    id: str
+    chat_id: int | None = None
+    message_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """A user's membership of a chat, as `getChatMember` tells it."""
+
+    status: str  # "creator", "administrator", "member", "restricted", "left", "kicked"
+    is_member: bool = True  # a restricted user may have left
+
+    @property
+    def belongs(self) -> bool:
+        return self.status not in ("left", "kicked") and self.is_member
+
+    @property
+    def is_admin(self) -> bool:
+        return self.status in ("creator", "administrator")
+
+
 class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
@@ -80,7 +105,7 @@ class Outbox:
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests: no waiting
 
-    def answered(self, query: CallbackQuery) -> bool:
+    def answered(self, query: Tap) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""
         return query.id in self._answered
 
@@ -101,7 +126,7 @@ class Outbox:
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
-                wait = _seconds(exc)
+                wait = retry_after_seconds(exc)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
                 logger.info("%s: rate limited, trying again in %s s", method, wait)
@@ -180,7 +205,7 @@ class Outbox:
 
     async def answer(
         self,
-        query: CallbackQuery | None,
+        query: Tap | None,
         text: str | None = None,
         *,
         alert: bool = False,
@@ -205,118 +230,30 @@ class Outbox:
         except TelegramError as exc:  # too old, or a network error: nothing to undo
             logger.info("could not answer callback query: %s", exc)
 
-
-class Coalescer:
-    """Runs `publish(key)` at most once per `interval` seconds per key, always with the
-    latest state: requests that arrive in between are merged into one later run.
-
-    A request that is due at once runs `publish` in the caller's context (which may hold
-    a lock); a merged one runs later, in a task of its own, through `publish_later`
-    (which takes what it needs itself; by default the same `publish`)."""
-
-    def __init__(
-        self,
-        publish: Callable[[int], Awaitable[None]],
-        interval: float,
-        *,
-        clock: Callable[[], float] | None = None,
-        publish_later: Callable[[int], Awaitable[None]] | None = None,
-    ) -> None:
-        self._publish = publish
-        self._publish_later = publish_later or publish
-        self.interval = interval
-        self._clock = clock or (lambda: asyncio.get_running_loop().time())
-        self._last: dict[int, float] = {}
-        self._pending: dict[int, asyncio.Task[None]] = {}
-        self._failures: dict[int, int] = {}  # retries in a row, per key
-        self._closed = False
-
-    async def request(self, key: int) -> None:
-        if key in self._pending:
-            return  # a run is already scheduled and will publish the latest state
-        now = self._clock()
-        wait = self._last.get(key, -1e18) + self.interval - now
-        if wait <= 0:
-            await self._run(key)
-            return
-        self._pending[key] = asyncio.create_task(self._later(key, wait))
-
-    async def _later(self, key: int, wait: float) -> None:
-        me = asyncio.current_task()
+    async def member(self, chat_id: int, user_id: int) -> Membership | None:
+        """The user's membership of the chat; None when Telegram cannot say (an error)."""
         try:
-            await asyncio.sleep(wait)
-        finally:
-            if self._pending.get(key) is me:
-                del self._pending[key]
-        await self._run(key, self._publish_later)
-
-    async def _run(self, key: int, publish: Callable[[int], Awaitable[None]] | None = None) -> None:
-        self._last[key] = self._clock()
-        try:
-            await (publish or self._publish)(key)
+            result = await self._call("getChatMember", {"chat_id": chat_id, "user_id": user_id})
         except TelegramError as exc:
-            if not transient(exc):
-                logger.warning("publishing chat %s failed: %s", key, exc)
-                return
-            logger.warning("publishing chat %s failed, retried later: %s", key, exc)
-            self.retry_later(key, exc)
-        except Exception:
-            logger.exception("publishing chat %s failed", key)
-        else:
-            self._failures.pop(key, None)
+            logger.info("could not look up %s in chat %s: %s", user_id, chat_id, exc)
+            return None
+        if not isinstance(result, dict) or not isinstance(result.get("status"), str):
+            logger.info("an unreadable membership of %s in chat %s", user_id, chat_id)
+            return None
+        return Membership(result["status"], result.get("is_member") is not False)
 
-    def retry_later(self, key: int, error: TelegramError) -> None:
-        """Publish again once Telegram allows (429: after retry_after; a timeout or network
-        error: after the interval, longer after each failure in a row, at most
-        `MAX_RETRIES` times): the state that failed to show may be the last one for a while,
-        as nobody moves while a player thinks. Errors that would only repeat (a 400, say)
-        are not retried."""
-        if self._closed or not transient(error):
-            return
-        failures = self._failures[key] = self._failures.get(key, 0) + 1
-        if failures > MAX_RETRIES:
-            logger.warning("chat %s: giving up after %s failures in a row", key, MAX_RETRIES)
-            self._failures.pop(key, None)
-            return
-        wait = max(self.interval, MIN_RETRY_WAIT) * 2 ** (failures - 1)
-        if isinstance(error, RetryAfter):
-            seconds = _seconds(error)
-            self._last[key] = self._clock() + seconds
-            wait = max(wait, seconds)
-        if key not in self._pending:
-            self._pending[key] = asyncio.create_task(self._later(key, wait))
-
-    async def flush(self) -> None:
-        """Publish everything pending now (shutdown, tests)."""
-        pending = list(self._pending.items())
-        self._pending.clear()
-        for key, task in pending:
-            task.cancel()
-            await self._run(key, self._publish_later)
-
-    async def flush_key(self, key: int) -> None:
-        """Drop a scheduled run for `key` (the caller publishes right away instead)."""
-        task = self._pending.pop(key, None)
-        if task:
-            task.cancel()
-
-    def pending(self) -> frozenset[int]:
-        return frozenset(self._pending)
-
-    def reset(self, key: int) -> None:
-        """`key` was published: failures before no longer count towards `MAX_RETRIES`."""
-        self._failures.pop(key, None)
-
-    def close(self) -> None:
-        """Cancel what is scheduled and schedule nothing more (shutdown)."""
-        self._closed = True
-        for task in self._pending.values():
-            task.cancel()
-        self._pending.clear()
-
-    def forget(self, key: int) -> None:
-        task = self._pending.pop(key, None)
-        if task:
-            task.cancel()
-        self._last.pop(key, None)
-        self._failures.pop(key, None)
+    async def set_commands(
+        self, commands: list[tuple[str, str]], *, scope: str, language: str | None
+    ) -> None:
+        """The command menu of `scope` ("all_group_chats", "all_private_chats") in
+        `language` (None: for every language without its own). Raises Telegram's errors."""
+        await self._call(
+            "setMyCommands",
+            {
+                "commands": _ENCODER.encode(
+                    [{"command": name, "description": text} for name, text in commands]
+                ),
+                "scope": _ENCODER.encode({"type": scope}),
+                "language_code": language,
+            },
+        )

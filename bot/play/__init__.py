@@ -1,0 +1,78 @@
+"""The bot's features, one room each, and `Rooms`, which builds and wires them.
+
+- `lobby.Lobbies`: /newgame, Join and the deep link, Start, Cancel, Play again, /practice;
+- `moves.Moves`: a tap on a hand, why a card cannot be played, /hand;
+- `computers.Computers`: computer players' moves;
+- `deadlines.Deadlines`: half-time warnings, timeouts, expired lobbies, resuming;
+- `moderation.Moderation`: /leave, /cancel, /kick, membership changes, migration;
+- `chat.ChatRoom`: /rules, /stats, /settings.
+
+Every room gets a chat's game through `bot.store.GameStore` (one unit of work per chat)
+and sends through `bot.delivery` (`Outbox` for messages, `Screens` for tables and hands).
+"""
+
+from __future__ import annotations
+
+from bot.delivery.screens import Screens
+from bot.kit import Kit
+from bot.play.chat import ChatRoom
+from bot.play.computers import Computers
+from bot.play.deadlines import Deadlines
+from bot.play.lobby import Lobbies
+from bot.play.moderation import Moderation
+from bot.play.moves import Moves
+from bot.store import GameStore
+
+
+class Rooms:
+    """One per bot process: the store, delivery and every feature room, wired together."""
+
+    def __init__(self, kit: Kit) -> None:
+        self.kit = kit
+        self.store = store = GameStore(kit)
+        self.screens = screens = Screens(kit, store)
+        self.computers = computers = Computers(kit, store, screens)
+        self.moves = moves = Moves(kit, store, screens, computers)
+        self.lobbies = lobbies = Lobbies(kit, store, screens, computers, moves)
+        self.deadlines = deadlines = Deadlines(kit, store, screens, computers, lobbies)
+        self.moderation = moderation = Moderation(kit, store, screens, computers, lobbies)
+        self.chat = ChatRoom(kit, store, lobbies)
+        # What the store and delivery report back.
+        store.saved.append(deadlines.saved)
+        store.loaded.append(deadlines.wake_if_earlier)
+        store.forgotten += [screens.forget, deadlines.forget]
+        store.show_again = deadlines.show_again
+        screens.bot_gone = moderation.bot_gone
+
+    async def start(self) -> int:
+        """After a (re)start: every stored lobby and game shown again; how many."""
+        return await self.deadlines.resume_all()
+
+    async def settle(self) -> None:
+        """Wait until nothing is left to do in the background: computers' planned moves,
+        deadlines being handled, games being reloaded (for tests and benchmarks)."""
+        while True:
+            await self.computers.settle()
+            await self.store.settle()
+            if not self.computers.planned():
+                return
+
+    async def close(self) -> None:
+        """Shutdown: stop computer players' pending moves (they are re-planned after a
+        restart), background work and hands waiting to be shown again (a restart shows
+        every hand), publish pending table edits, then schedule nothing more."""
+        self.screens.hand_retries.close()
+        await self.computers.close()
+        await self.store.close()
+        await self.screens.close()
+
+
+__all__ = [
+    "ChatRoom",
+    "Computers",
+    "Deadlines",
+    "Lobbies",
+    "Moderation",
+    "Moves",
+    "Rooms",
+]

@@ -1,0 +1,213 @@
+"""What a chat asks of the bot besides playing: /rules, /stats, /settings.
+
+/settings is for admins, and for a lobby's opener before the start (the game's rules
+only: the chat's language and its leaderboard are the admins'); a change applies to the
+next game and to an open lobby, never to a running game.
+"""
+
+from __future__ import annotations
+
+from bot import render
+from bot.delivery import Tap
+from bot.kit import Kit, Person, title
+from bot.play.lobby import Lobbies
+from bot.render import stats as stats_view
+from bot.render.settings import effective_timeout, render_menu, step
+from bot.store import GameStore
+from storage import NotFound, Transaction
+
+CHAT_WIDE_OPTIONS = frozenset("lc")
+"""/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
+
+
+class ChatRoom:
+    def __init__(self, kit: Kit, store: GameStore, lobbies: Lobbies) -> None:
+        self.kit = kit
+        self.store = store
+        self.lobbies = lobbies
+        self.out = kit.out
+
+    # ---------------------------------------------------------------- /rules
+
+    async def rules_text(
+        self, *, chat_id: int, fallback_language: str | None, person: Person | None = None
+    ) -> list[str]:
+        """/rules: the rules of the running game, or the chat's settings for the next one.
+        In a private chat: the rules of each of the person's running games, practice and
+        group games alike (the caller packs them into messages)."""
+        kit = self.kit
+        if person is not None and chat_id == person.user_id:  # private: the person's games
+            texts = []
+            for r in self.store.running_games_of(person):  # practice (this chat's own), groups
+                lang = kit.personal_language(person, r)
+                name = kit.t(lang, "practice-title") if r.meta.practice else title(r)
+                rules = render.rules_text(kit.tr, lang, r.rules, kit.turn_timeout(r))
+                texts.append(f"<b>{name}</b>\n{rules}")
+            if texts:
+                return texts
+        record = await self.store.peek(chat_id)
+        if record is not None:
+            return [
+                render.rules_text(kit.tr, record.language, record.rules, kit.turn_timeout(record))
+            ]
+        async with kit.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        lang = kit.tr.normalize(settings.language or fallback_language)
+        timeout = effective_timeout(settings, kit.settings.turn_timeout)
+        return [render.rules_text(kit.tr, lang, settings.rules, timeout)]
+
+    # ---------------------------------------------------------------- /stats
+
+    async def stats(
+        self,
+        *,
+        chat_id: int,
+        in_group: bool,
+        person: Person,
+        target: Person | None,
+        message_id: int | None,
+        chat_title: str = "",
+    ) -> None:
+        """/stats: in a group the leaderboard (or, as a reply, that person's record);
+        in a private chat the caller's own record, overall and per group. ``chat_title``:
+        the group's title as Telegram gives it (else the one its last game stored)."""
+        async with self.kit.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id) if in_group else None
+            lang = self.kit.tr.normalize((settings and settings.language) or person.language)
+            if in_group and target is None:
+                assert settings is not None
+                show = settings.show_computers
+                rows = await tx.results.leaderboard(
+                    chat_id=chat_id,
+                    limit=stats_view.TOP,
+                    min_games=stats_view.MIN_RANKED_GAMES,
+                    include_computers=show,
+                )
+                me = None
+                try:
+                    mine = await tx.results.player_record(
+                        player_id=person.player_id, chat_id=chat_id
+                    )
+                    rank = await tx.results.rank_of(
+                        player_id=person.player_id,
+                        chat_id=chat_id,
+                        min_games=stats_view.MIN_RANKED_GAMES,
+                        include_computers=show,
+                    )
+                    me = (rank, stats_view.as_row(mine))
+                except NotFound:
+                    pass
+                name = chat_title or await _chat_title(tx, chat_id)
+                rendered = stats_view.leaderboard(
+                    self.kit.tr, lang, title=name, rows=rows, me=me, show_computers=show
+                )
+            else:
+                who = target or person
+                only = chat_id if in_group else None
+                rendered = await self._player_card(tx, lang, who, only)
+        await self.out.send(chat_id, rendered, reply_to=message_id)
+
+    async def _player_card(
+        self, tx: Transaction, lang: str, who: Person, only_chat: int | None
+    ) -> render.Rendered:
+        try:
+            overall = await tx.results.player_record(player_id=who.player_id)
+        except NotFound:
+            overall = None
+        chats = []
+        if overall is not None:
+            ids = (
+                [only_chat]
+                if only_chat is not None
+                else await tx.results.chats_of(player_id=who.player_id)
+            )
+            for chat in ids[:10]:
+                try:
+                    record = await tx.results.player_record(player_id=who.player_id, chat_id=chat)
+                except NotFound:
+                    continue
+                chats.append((await _chat_title(tx, chat) or str(chat), record))
+        return stats_view.player_card(
+            self.kit.tr, lang, name=who.name, overall=overall, chats=chats
+        )
+
+    # ---------------------------------------------------------------- /settings
+
+    async def _may_change_settings(self, chat_id: int, person: Person) -> bool:
+        """Chat admins; and the opener of an open lobby, before the game starts."""
+        record = await self.store.peek(chat_id)
+        lobby_opener = record is not None and record.status == "lobby"
+        if lobby_opener and record is not None and record.lobby.opener_id == person.user_id:
+            return True
+        return await self.kit.is_admin(chat_id, person.user_id)
+
+    async def settings_command(
+        self, *, chat_id: int, person: Person, message_id: int | None
+    ) -> None:
+        """/settings in a group: the house-rules menu (admins, or the lobby's opener)."""
+        kit = self.kit
+        async with kit.db.transaction(readonly=True) as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+        lang = kit.tr.normalize(settings.language or person.language)
+        if not await self._may_change_settings(chat_id, person):
+            text = render.Rendered(kit.t(lang, "error-admins-only"))
+            await self.out.send(chat_id, text, reply_to=message_id)
+            return
+        menu = render_menu(kit.tr, lang, settings, default_timeout=kit.settings.turn_timeout)
+        await self.out.send(chat_id, menu, reply_to=message_id)
+
+    async def settings_tap(self, *, query: Tap, person: Person, option: str) -> None:
+        """A tap in the /settings menu: step that option; an open lobby follows."""
+        kit = self.kit
+        chat_id, message_id = query.chat_id, query.message_id
+        if chat_id is None or message_id is None:
+            await self.out.answer(query, kit.t(person.language, "error-unknown-button"))
+            return
+        async with self.store.locks[chat_id]:
+            # The chat's language and its leaderboard are the admins' alone; a lobby's opener
+            # may set the rules of the game about to start.
+            chat_wide = option in CHAT_WIDE_OPTIONS
+            if chat_wide:
+                allowed = await kit.is_admin(chat_id, person.user_id)
+            else:
+                allowed = await self._may_change_settings(chat_id, person)
+            if not allowed:
+                key = "error-admins-only-chat" if chat_wide else "error-admins-only"
+                await self.out.answer(query, kit.t(person.language, key), alert=True)
+                return
+            default = kit.settings.turn_timeout
+            if option == "z":  # Done: the menu stays as a record of the rules, without buttons
+                async with kit.db.transaction(readonly=True) as tx:
+                    current = await tx.chats.get(chat_id=chat_id)
+                lang = kit.tr.normalize(current.language or person.language)
+                menu = render_menu(kit.tr, lang, current, default_timeout=default, closed=True)
+                await self.out.answer(query)
+                await self.out.show(chat_id, message_id, menu)
+                return
+            async with kit.db.transaction() as tx:
+                current = await tx.chats.get(chat_id=chat_id)
+                shown = kit.tr.normalize(current.language or person.language)  # as the menu
+                settings = step(current, option, default_timeout=default, shown_language=shown)
+                await tx.chats.save(settings=settings)
+            lang = kit.tr.normalize(settings.language or person.language)
+            toast = kit.tr.available(person.language) or lang  # the tapper's, as all toasts
+            await self.out.answer(query, kit.t(toast, "settings-saved"))
+            menu = render_menu(kit.tr, lang, settings, default_timeout=default)
+            await self.out.show(chat_id, message_id, menu)
+            record = await self.store.load(chat_id)
+            if record is not None and record.status == "lobby":  # the lobby shows the rules
+                record.rules = settings.rules
+                record.meta.turn_timeout = effective_timeout(settings, default)
+                if settings.language:
+                    record.language = settings.language
+                await self.store.save(record)
+                await self.lobbies.refresh(record)
+
+
+async def _chat_title(tx: Transaction, chat_id: int) -> str:
+    """The group's title as its latest game stored it."""
+    try:
+        record = await tx.games.latest_for_chat(chat_id=chat_id)
+    except NotFound:
+        return ""
+    return record.meta.title

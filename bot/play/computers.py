@@ -1,0 +1,134 @@
+"""Computer players: they move through the same path as people (apply, store, show).
+
+With `COMPUTER_DELAY` 0 they move at once, one after another; otherwise each move comes
+after the delay, in a task per chat, and a restart plans it again (`drive` from resume).
+A stronger player searches in a worker thread; if it fails, it plays easy that move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import zlib
+
+from bot import render
+from bot.delivery.screens import Screens
+from bot.kit import Kit, computers
+from bot.store import GameStore
+from engine.ai import make_player
+from storage import GameRecord, Seat
+
+logger = logging.getLogger(__name__)
+
+
+def computer_to_move(record: GameRecord) -> str | None:
+    """The first computer seat (clockwise) the game waits for, if any."""
+    game = record.game
+    if record.status != "running" or game is None or game.is_over:
+        return None
+    seats = computers(record)
+    return next((p for p in game.players if p in seats and p in game.to_act), None)
+
+
+class Computers:
+    def __init__(self, kit: Kit, store: GameStore, screens: Screens) -> None:
+        self.kit = kit
+        self.store = store
+        self.screens = screens
+        self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
+
+    def thinking(self, chat_id: int) -> bool:
+        """Whether a computer's move is planned in the chat."""
+        return chat_id in self._thinking
+
+    def planned(self) -> frozenset[int]:
+        """The chats in which a computer's move is planned."""
+        return frozenset(self._thinking)
+
+    async def after_move(self, record: GameRecord) -> None:
+        """Show the new state, then let computer players the game waits for move."""
+        await self.screens.show_state(record)
+        await self.drive(record)
+
+    async def drive(self, record: GameRecord) -> None:
+        """Let the computers the game waits for move (the caller holds the chat's lock)."""
+        if computer_to_move(record) is None:
+            return
+        if self.kit.settings.computer_delay > 0:
+            self._schedule(record.chat_id)
+            return
+        while (pid := computer_to_move(record)) is not None:
+            await self._move(record, pid)
+
+    def _schedule(self, chat_id: int) -> None:
+        if chat_id not in self._thinking:
+            self._thinking[chat_id] = asyncio.create_task(self._think(chat_id))
+
+    async def _think(self, chat_id: int) -> None:
+        try:
+            await asyncio.sleep(self.kit.settings.computer_delay)
+            async with self.store.for_chat(chat_id) as unit:
+                record = unit.record
+                pid = computer_to_move(record) if record is not None else None
+                if record is not None and pid is not None:
+                    await self._move(record, pid)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("a computer player's move in chat %s failed", chat_id)
+        finally:
+            self._thinking.pop(chat_id, None)
+        record = self.store.live(chat_id)
+        if record is not None and computer_to_move(record) is not None:
+            self._schedule(chat_id)
+
+    async def _move(self, record: GameRecord, pid: str) -> None:
+        game = record.game
+        assert game is not None
+        seat = next(s for s in record.lobby.seats if s.player_id == pid)
+        seed = zlib.crc32(f"{game.seed}:{game.move_number}:{pid}".encode())  # stable
+        player = make_player(seat.level or "easy", seed)
+        try:
+            action = await asyncio.to_thread(player.choose, game.copy(), pid)
+        except Exception:  # a bug in a stronger player must not stop the game: play easy
+            logger.exception("the %s computer %s failed; it plays easy this move", seat.level, pid)
+            action = make_player("easy", seed).choose(game.copy(), pid)
+        events = game.apply(pid, action)
+        record.timeouts.pop(pid, None)
+        await self.store.commit(record, [(pid, events)])
+        await self.screens.show_state(record)
+
+    async def add(self, record: GameRecord, level: str) -> str | None:
+        """Seat a computer player in the lobby; a locale key if refused."""
+        if len(record.lobby.seats) >= record.rules.max_players:
+            return "lobby-full"
+        number = 1 + sum(1 for s in record.lobby.seats if s.is_computer)
+        player_id = render.computer_id(level, number)
+        name = render.computer_name(self.kit.tr, record.language, player_id) or player_id
+        record.lobby.seats.append(
+            Seat(player_id=player_id, user_id=None, name=name, is_computer=True, level=level)
+        )
+        await self.store.save(record)
+        return None
+
+    def cancel(self, chat_id: int) -> None:
+        """Drop the chat's planned move (its game moved to another chat)."""
+        thinking = self._thinking.pop(chat_id, None)
+        if thinking is not None:
+            thinking.cancel()
+
+    async def settle(self) -> None:
+        """Wait until no computer's move is planned any more."""
+        while self._thinking:
+            await asyncio.gather(*list(self._thinking.values()), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Shutdown: planned moves are dropped (a restart plans them again)."""
+        tasks = list(self._thinking.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._thinking.clear()

@@ -1,0 +1,261 @@
+"""Deadlines: the half-time warning, a turn or lobby that runs out, and resuming after a
+restart.
+
+Deadlines live in the database (`GameRecord.deadline`); the scheduler sleeps until the
+next one among the live games, then handles each chat that is due in a task of its own,
+so a chat whose lock is held holds back no other. At the deadline the bot moves for the
+players it waits for (`engine.advice.timeout_action`: a defender takes, an opener plays
+the lowest card, others pass); the third timeout in a row removes the player as the durak
+(R18). After a restart, a turn that ran out (or nearly) while the bot was down gets
+`RESUME_GRACE` more, once per move (stored), so that taps sent meanwhile count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from datetime import datetime, timedelta
+from typing import Final
+
+from bot.delivery.screens import Screens
+from bot.kit import MAX_TIMEOUTS, Kit
+from bot.log import Move, RemovedForTimeouts, TimedOut
+from bot.play.computers import Computers
+from bot.play.lobby import Lobbies
+from bot.store import GameStore
+from engine.advice import forced_resign, timeout_action
+from storage import GameRecord
+
+logger = logging.getLogger(__name__)
+
+DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
+RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
+
+
+class Deadlines:
+    def __init__(
+        self,
+        kit: Kit,
+        store: GameStore,
+        screens: Screens,
+        computers: Computers,
+        lobbies: Lobbies,
+    ) -> None:
+        self.kit = kit
+        self.store = store
+        self.screens = screens
+        self.computers = computers
+        self.lobbies = lobbies
+        self._changed = asyncio.Event()
+        self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
+        # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
+        self._retry_at: dict[int, datetime] = {}
+        self._due_tasks: dict[int, asyncio.Task[None]] = {}  # chat id -> its deadline, handled
+
+    # ---------------------------------------------------------------- when
+
+    def saved(self, record: GameRecord) -> None:
+        """A record was stored: the chat works again (its deadline as set), and the
+        scheduler wakes if this record's next time is earlier than its alarm."""
+        self._retry_at.pop(record.chat_id, None)
+        self.wake_if_earlier(record)
+
+    def forget(self, record: GameRecord) -> None:
+        self._retry_at.pop(record.chat_id, None)
+
+    def wake_if_earlier(self, record: GameRecord) -> None:
+        times = [t for t in (record.deadline, self._warn_at(record)) if t is not None]
+        if not times:
+            return
+        alarm = self._sleeping_until
+        if alarm is None or min(times) < alarm:
+            self._changed.set()
+
+    def _warn_due(self, record: GameRecord, now: datetime) -> bool:
+        """Half time has come and the turn is not over yet."""
+        warn_at = self._warn_at(record)
+        deadline = record.deadline
+        return warn_at is not None and warn_at <= now and deadline is not None and deadline > now
+
+    def _warn_at(self, record: GameRecord) -> datetime | None:
+        """Half time of a turn: when players the game waits for are warned privately."""
+        if record.status != "running" or record.deadline is None or record.meta.warned:
+            return None
+        return record.deadline - timedelta(seconds=self.kit.turn_timeout(record) / 2)
+
+    def next_deadline(self) -> datetime | None:
+        """The next time something is due, leaving out chats being handled right now."""
+        records = [r for r in self.store.live_records() if r.chat_id not in self._due_tasks]
+        times = [self._due_at(r) for r in records if r.deadline is not None]
+        now = self.kit.clock()
+        times += [  # a turn already past its deadline gets no warning, only its timeout
+            w
+            for r in records
+            if (w := self._warn_at(r)) is not None and r.deadline is not None and r.deadline > now
+        ]
+        return min(times, default=None)
+
+    def _due_at(self, record: GameRecord) -> datetime:
+        """When the record's deadline is handled: its deadline, or later after a failure."""
+        assert record.deadline is not None
+        retry = self._retry_at.get(record.chat_id)
+        return record.deadline if retry is None else max(record.deadline, retry)
+
+    # ---------------------------------------------------------------- handling what is due
+
+    async def run_due(self, now: datetime | None = None) -> int:
+        """Warn at half time; handle every lobby and turn whose deadline has passed.
+        Returns how many deadlines expired.
+
+        One chat's failure is logged and does not keep the others from their deadlines; its
+        deadline is tried again after `DEADLINE_RETRY`, so a lasting fault does not spin.
+        """
+        now = now or self.kit.clock()
+        due = [
+            r.chat_id for r in self.store.live_records() if r.deadline and self._due_at(r) <= now
+        ]
+        self.start_due(now)
+        await asyncio.gather(*list(self._due_tasks.values()))
+        return len(due)
+
+    def start_due(self, now: datetime) -> None:
+        """Start handling every chat whose warning or deadline is due, each in a task of its
+        own (one per chat at a time): a chat whose lock is held (a slow Telegram call, a
+        computer thinking) holds back no other chat's deadline, not even a later one."""
+        for record in self.store.live_records():
+            chat_id = record.chat_id
+            if chat_id in self._due_tasks:
+                continue
+            if record.deadline and self._due_at(record) <= now:
+                work = self._expire_chat(chat_id, now)
+            elif self._warn_due(record, now):
+                work = self._warn_chat(record, now)
+            else:
+                continue
+            task = self.store.spawn(work)
+            self._due_tasks[chat_id] = task
+            task.add_done_callback(functools.partial(self._due_done, chat_id))
+
+    def handling(self, chat_id: int) -> asyncio.Task[None] | None:
+        """The task handling the chat's warning or deadline now, if any."""
+        return self._due_tasks.get(chat_id)
+
+    def _due_done(self, chat_id: int, task: asyncio.Task[None]) -> None:
+        if self._due_tasks.get(chat_id) is task:
+            del self._due_tasks[chat_id]
+        self._changed.set()  # the scheduler looks again
+
+    async def _warn_chat(self, record: GameRecord, now: datetime) -> None:
+        try:
+            async with self.store.locks[record.chat_id]:
+                # Checked again under the lock: meanwhile the game may have been cancelled,
+                # moved on or dropped (the warning and refresh would be wrong).
+                if self.store.live(record.chat_id) is record and self._warn_due(record, now):
+                    record.meta.warned = True  # kept in memory; stored with the next move
+                    await self.screens.warn_time(record)
+        except Exception:
+            record.meta.warned = True  # a warning is a courtesy: never retried
+            logger.exception("warning chat %s of its deadline failed", record.chat_id)
+
+    async def _expire_chat(self, chat_id: int, now: datetime) -> None:
+        try:
+            await self.expire(chat_id, now)
+        except Exception:
+            logger.exception("handling the deadline of chat %s failed", chat_id)
+            self._retry_at[chat_id] = now + DEADLINE_RETRY
+        else:
+            self._retry_at.pop(chat_id, None)
+
+    async def expire(self, chat_id: int, now: datetime) -> None:
+        """The chat's lobby or turn ran out at `now`: close the lobby, or move for the players
+        the game waits for."""
+        async with self.store.for_chat(chat_id) as unit:
+            record = unit.record
+            if record is None or record.deadline is None or record.deadline > now:
+                return
+            if record.status == "lobby":
+                await self.store.close_game(record)
+                await self.lobbies.closed(record, "expired")
+                return
+            game = record.game
+            assert game is not None
+            moves: list[Move] = []
+            for pid in [p for p in game.players if p in game.to_act]:
+                if game.is_over or pid not in game.to_act:
+                    continue
+                count = record.timeouts.get(pid, 0) + 1
+                record.timeouts[pid] = count
+                if count >= MAX_TIMEOUTS:
+                    record.meta.left[pid] = "timed_out"
+                    moves.append((pid, [RemovedForTimeouts(pid), *forced_resign(game, pid)]))
+                    break
+                action = timeout_action(game, pid)
+                moves.append((pid, [TimedOut(pid)]))
+                moves.append((pid, game.apply(pid, action)))
+            await self.store.commit(record, moves)
+            await self.computers.after_move(record)
+
+    async def run_scheduler(self) -> None:
+        """Sleep until the next deadline (or a change), then handle what is due. Runs forever."""
+        while True:
+            try:
+                self._changed.clear()
+                nxt = self.next_deadline()
+                self._sleeping_until = nxt
+                clock = self.kit.clock
+                timeout = None if nxt is None else max(0.0, (nxt - clock()).total_seconds())
+                # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancellation
+                # that arrives just as the event is set, and stop_services would wait forever.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(timeout):
+                        await self._changed.wait()
+                self.start_due(clock())  # not awaited: each chat in a task of its own
+            except Exception:  # run_due guards each chat; this keeps the scheduler alive anyway
+                logger.exception("the deadline scheduler hit an error; it goes on")
+                await asyncio.sleep(1)  # back off: an error that repeats must not spin
+
+    # ---------------------------------------------------------------- start-up
+
+    async def resume_all(self) -> int:
+        """After a (re)start: load every lobby and game, re-render, re-arm deadlines."""
+        async with self.kit.db.transaction(readonly=True) as tx:
+            records = await tx.games.all_active()
+        now = self.kit.clock()
+        extended = {r.chat_id for r in records if self._grant_grace(r, now)}
+        for record in records:
+            self.store.remember(record)
+        for record in records:
+            async with self.store.locks[record.chat_id]:
+                try:
+                    if record.chat_id in extended:
+                        await self.store.save(record)  # kept after a reload, and given once
+                    await self.show_again(record)
+                except Exception:
+                    logger.exception("could not resume game %s", record.id)
+        self._changed.set()
+        return len(records)
+
+    def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
+        """Nobody could move while the bot was down, and taps sent meanwhile arrive only
+        now: a turn that ran out (or nearly) meanwhile gets `RESUME_GRACE` more, once per
+        move (a bot that keeps crashing must not hold the game up for ever)."""
+        game = record.game
+        if record.status != "running" or record.deadline is None or game is None:
+            return False
+        grace = min(RESUME_GRACE, timedelta(seconds=self.kit.turn_timeout(record)))
+        if record.deadline >= now + grace or record.meta.grace_move == game.move_number:
+            return False
+        record.deadline = now + grace
+        record.meta.grace_move = game.move_number
+        return True
+
+    async def show_again(self, record: GameRecord) -> None:
+        """Show a game as loaded (after a restart or a failed save): lobby, or table and
+        hands; then let its computer players move."""
+        if record.status == "lobby":
+            await self.lobbies.refresh(record)
+        elif record.game is not None:
+            await self.screens.show_all(record)
+            await self.computers.drive(record)

@@ -1,0 +1,497 @@
+"""The lobby: /newgame, Join (with the deep link for people who never started the bot),
+Leave, computers, Start, Cancel, Play again; and /practice, a game against computers in the
+private chat.
+
+Start works for the opener or a chat admin once two players are in; an opener who leaves
+hands the lobby to the first player seated. Lobby buttons count only on the lobby message
+itself (forged data from elsewhere is refused).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Literal
+
+from bot import render
+from bot.callbacks import AgainData, LobbyData
+from bot.delivery import Blocked, Refused, SendError, Tap
+from bot.delivery.screens import Screens
+from bot.kit import Kit, Person, seated, title
+from bot.play.computers import Computers
+from bot.play.moves import Moves
+from bot.store import GameStore
+from engine import Game, Rules
+from engine.ai import LEVELS
+from storage import GameMeta, GameRecord, Lobby, NotFound, Seat
+
+logger = logging.getLogger(__name__)
+
+_DEEP_LINK = re.compile(r"j([0-9]{1,12})")
+"""`/start j<game>`: the Join deep link's payload."""
+
+GONE_FOR_GOOD = ("kicked", "timed_out", "left")
+"""Players not seated again by Play again: they would have to join anew."""
+
+
+class Lobbies:
+    def __init__(
+        self, kit: Kit, store: GameStore, screens: Screens, computers: Computers, moves: Moves
+    ) -> None:
+        self.kit = kit
+        self.store = store
+        self.screens = screens
+        self.computers = computers
+        self.moves = moves
+        self.out = kit.out
+
+    # ---------------------------------------------------------------- opening
+
+    async def new_game(
+        self, *, chat_id: int, chat_title: str, person: Person, message_id: int | None
+    ) -> None:
+        """/newgame in a group: open a lobby, or point to the one already open."""
+        async with self.store.for_chat(chat_id) as unit:
+            record = unit.record
+            if record is not None and record.status == "lobby" and record.lobby.message_id is None:
+                await self.refresh(record)  # its message never arrived: send it now
+                return
+            if record is not None:
+                anchor = record.table_message_id or record.lobby.message_id
+                key = "newgame-running" if record.status == "running" else "newgame-lobby-open"
+                text = render.Rendered(self.kit.t(record.language, key))
+                await self.out.send(chat_id, text, reply_to=anchor)
+                return
+            await self._open(chat_id, chat_title, person, seats=[])
+
+    async def _open(
+        self, chat_id: int, chat_title: str, person: Person, seats: Sequence[Seat]
+    ) -> GameRecord:
+        kit = self.kit
+        player = await kit.note_player(person)
+        async with kit.db.transaction() as tx:
+            settings = await tx.chats.get(chat_id=chat_id)
+            if settings.language is None:
+                # The chat's language: first its first opener's, changeable in /settings.
+                settings.language = kit.tr.normalize(
+                    player.language or kit.settings.default_language
+                )
+                await tx.chats.save(settings=settings)
+            seats = list(seats)
+            if not any(s.user_id == person.user_id for s in seats) and player.can_message:
+                seats.insert(
+                    0, Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
+                )
+            # Each player's hand comes in their own language.
+            langs = {}
+            for seat in seats:
+                if seat.user_id is not None:
+                    known = player if seat.user_id == person.user_id else None
+                    if known is None:
+                        try:
+                            known = await tx.players.get(user_id=seat.user_id)
+                        except NotFound:
+                            continue
+                    if known.language:
+                        langs[seat.player_id] = known.language
+        lobby_timeout = kit.settings.lobby_timeout
+        record = GameRecord(
+            chat_id=chat_id,
+            status="lobby",
+            language=kit.tr.normalize(settings.language),
+            rules=settings.rules,
+            lobby=Lobby(opener_id=person.user_id, seats=seats),
+            deadline=kit.clock() + timedelta(seconds=lobby_timeout) if lobby_timeout else None,
+            meta=GameMeta(
+                title=chat_title,
+                opener=person.name,
+                turn_timeout=settings.turn_timeout,
+                langs=langs,
+            ),
+        )
+        record = await self.store.create(record)
+        try:
+            record.lobby.message_id = await self.out.send(chat_id, self._render(record))
+        except (Blocked, Refused):
+            # Telegram refused it: nobody can see or join this lobby. Close it, so that the
+            # next /newgame opens a fresh one instead of pointing at nothing.
+            record.status = "cancelled"
+            record.deadline = None
+            await self.store.save(record)
+            raise
+        # A timeout or network error may have delivered the message all the same: the lobby
+        # stays, its first change sends it anew (`refresh`), and so does /newgame.
+        await self.store.save(record)
+        return record
+
+    def _render(
+        self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
+    ) -> render.Rendered:
+        assert record.id is not None
+        kit = self.kit
+        return render.lobby(
+            kit.tr,
+            record.language,
+            game_id=record.id,
+            opener=record.meta.opener,
+            seats=[
+                render.LobbySeat(kit.seat_name(record.language, s), s.is_computer)
+                for s in record.lobby.seats
+            ],
+            rules=record.rules,
+            turn_timeout=kit.turn_timeout(record),
+            closed=closed,
+            levels=LEVELS if pick_level else (),
+            opener_seated=any(s.user_id == record.lobby.opener_id for s in record.lobby.seats),
+        )
+
+    async def refresh(
+        self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
+    ) -> None:
+        """Bring the lobby message up to date (`closed`: its last words, no buttons)."""
+        if record.lobby.message_id is None and closed is not None:
+            return
+        try:
+            sent = await self.out.show(
+                record.chat_id,
+                record.lobby.message_id,
+                self._render(record, closed, pick_level=pick_level),
+            )
+        except (Blocked, SendError) as exc:
+            logger.info("could not update lobby of chat %s: %s", record.chat_id, exc)
+            return
+        if sent.new and closed is None:
+            record.lobby.message_id = sent.message_id
+            await self.store.save(record)
+
+    # ---------------------------------------------------------------- the lobby's buttons
+
+    async def tap(self, *, query: Tap, person: Person, data: LobbyData) -> None:
+        lang = person.language
+        async with self.store.for_game(data.game_id) as unit:
+            if unit is None:
+                await self.out.answer(query, self.kit.t(lang, "error-game-gone"))
+                return
+            record = unit.game(data.game_id, "lobby")
+            if record is None:
+                await self.out.answer(query, self.kit.t(lang, "error-lobby-closed"))
+                return
+            # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
+            lang = self.kit.personal_language(person, record)
+            if query.chat_id != record.chat_id:  # forged elsewhere
+                await self.out.answer(query, self.kit.t(lang, "error-unknown-button"))
+                return
+            if data.op == "join":
+                await self._join(record, person, query)
+            elif data.op == "leave":
+                await self._leave(record, person, query, lang)
+            elif data.op == "start":
+                await self._start(record, person, query)
+            elif data.op == "refresh":
+                await self.out.answer(query)
+                await self.refresh(record)
+            elif not await self.may_manage(record, person):  # cancel, and the computers
+                await self.out.answer(query, self.kit.t(lang, "error-not-opener"), alert=True)
+            elif data.op == "cancel":
+                await self.store.close_game(record)  # a Conflict: nothing was applied
+                await self.out.answer(query, self.kit.t(lang, "lobby-cancelled"))
+                await self.closed(record, "cancelled", by=person.user_id)
+            elif data.op == "remove":  # the computer seated last
+                computers = [s for s in record.lobby.seats if s.is_computer]
+                if computers:
+                    record.lobby.seats.remove(computers[-1])
+                    await self.store.save(record)
+                await self.out.answer(query, self.kit.t(lang, "lobby-computer-removed"))
+                await self.refresh(record)
+            elif data.arg not in LEVELS:  # "Add computer": first the levels, then one seated
+                await self.out.answer(query)
+                await self.refresh(record, pick_level=True)
+            else:
+                refused = await self.computers.add(record, data.arg)
+                await self.out.answer(query, self.kit.t(lang, refused or "lobby-computer-added"))
+                await self.refresh(record)
+
+    async def may_manage(self, record: GameRecord, person: Person) -> bool:
+        """The opener, or a chat admin."""
+        if record.lobby.opener_id == person.user_id:
+            return True
+        return await self.kit.is_admin(record.chat_id, person.user_id)
+
+    async def _leave(self, record: GameRecord, person: Person, query: Tap, lang: str) -> None:
+        seats = record.lobby.seats
+        if not any(s.user_id == person.user_id for s in seats):
+            await self.out.answer(query, self.kit.t(lang, "lobby-not-joined"))
+            return
+        record.lobby.seats = [s for s in seats if s.user_id != person.user_id]
+        people = [(s.user_id, s.name) for s in record.lobby.seats if s.user_id is not None]
+        if person.user_id == record.lobby.opener_id and people:
+            # The opener's say (Start, Cancel, computers) passes to who sits first.
+            record.lobby.opener_id, record.meta.opener = people[0]
+        await self.store.save(record)
+        await self.out.answer(query, self.kit.t(lang, "lobby-left"))
+        await self.refresh(record)
+
+    async def _join(self, record: GameRecord, person: Person, query: Tap) -> None:
+        kit = self.kit
+        lang = kit.personal_language(person, record)
+        assert record.id is not None
+        if any(s.user_id == person.user_id for s in record.lobby.seats):
+            await self.out.answer(query, kit.t(lang, "lobby-already-joined"))
+            return
+        if len(record.lobby.seats) >= record.rules.max_players:
+            await self.out.answer(query, kit.t(lang, "lobby-full"), alert=True)
+            return
+        player = await kit.note_player(person)
+        if not player.can_message:
+            # Only a user who started the bot can get a private hand. Try once: a user who
+            # started it before we knew about them gets the message; others get the link.
+            text = kit.t(player.language or lang, "private-joined", chat=title(record))
+            try:
+                await self.out.send(person.user_id, render.Rendered(text))
+            except (Blocked, SendError):
+                # Whoever gets the link here may use it, member or not (a public group's
+                # readers can tap Join); a link passed on to others needs membership.
+                invited = record.meta.invited
+                if person.user_id not in invited:
+                    invited.append(person.user_id)
+                    await self.store.save(record)
+                await self.out.answer(query, url=kit.deep_link(f"j{record.id}"))
+                return
+            await kit.note_player(person, can_message=True)
+        _seat(record, person, player.language)
+        await self.store.save(record)
+        await self.out.answer(query, kit.t(lang, "lobby-joined"))
+        await self.refresh(record)
+
+    async def _start(self, record: GameRecord, person: Person, query: Tap) -> None:
+        kit = self.kit
+        lang = kit.personal_language(person, record)
+        seats = record.lobby.seats
+        refusal: tuple[str, dict[str, int]] | None = None
+        if not await self.may_manage(record, person):
+            refusal = ("error-not-opener", {})
+        elif len(seats) < 2:
+            refusal = ("lobby-need-players", {"min": 2})
+        elif all(s.is_computer for s in seats):
+            refusal = ("lobby-need-human", {})
+        elif len(seats) > record.rules.max_players:  # the rules changed meanwhile
+            refusal = ("lobby-too-many", {})
+        if refusal is not None:
+            key, args = refusal
+            await self.out.answer(query, kit.t(lang, key, **args), alert=True)
+            return
+        await self._begin(record, query=query, started=kit.t(lang, "lobby-started"))
+
+    async def _begin(
+        self, record: GameRecord, *, query: Tap | None = None, started: str = ""
+    ) -> None:
+        """Deal, store, answer the Start tap (once stored), show the table and every hand."""
+        players = [s.player_id for s in record.lobby.seats]
+        previous = record.meta.previous_durak
+        record.game = Game.new(
+            players,
+            rules=record.rules,
+            seed=self.kit.seeds(),
+            previous_durak=previous if previous in players else None,
+        )
+        record.status = "running"
+        record.started_at = self.kit.clock()
+        record.meta.log = []
+        self.store.set_deadline(record)
+        await self.store.save(record)
+        await self.out.answer(query, started or None)
+        await self.refresh(record, closed="lobby-started")
+        await self.screens.show_all(record)
+        await self.computers.drive(record)
+
+    async def closed(
+        self, record: GameRecord, why: Literal["cancelled", "expired"], *, by: int | None = None
+    ) -> None:
+        """A lobby closed (stored already) before its game started: the lobby message says
+        so, and so do private messages to the people seated in it (but `by`, who closed it),
+        whom Join told that their cards would come in private."""
+        await self.refresh(record, closed=f"lobby-{why}")
+        for seat in record.lobby.seats:
+            if seat.user_id is None or seat.user_id == by:
+                continue
+            lang = self.kit.lang_of(record, seat.player_id)
+            text = self.kit.t(lang, f"private-lobby-{why}", chat=title(record))
+            try:  # a courtesy, sent under the chat's lock: no waiting out a 429
+                await self.out.send(seat.user_id, render.Rendered(text), patient=False)
+            except (Blocked, SendError) as exc:
+                logger.info("could not tell user %s of the closed lobby: %s", seat.user_id, exc)
+
+    # ---------------------------------------------------------------- the deep link
+
+    async def start_payload(self, *, person: Person, payload: str) -> bool:
+        """/start j<game> in the private chat: the deep link from Join. False if the payload
+        is no lobby's (the caller welcomes the person)."""
+        kit = self.kit
+        player = await kit.note_player(person, can_message=True)
+        lang = player.language
+        link = _DEEP_LINK.fullmatch(payload)  # game ids fit in 12 digits, as in callbacks
+        game_id = int(link[1]) if link else None
+        if game_id is None:
+            return False
+        async with self.store.for_game(game_id) as unit:
+            if unit is None:
+                return False
+            record = unit.record
+            lobby = unit.game(game_id, "lobby")
+            if lobby is not None:
+                await self._join_by_link(lobby, person, lang)
+                return True
+            # The link's lobby is closed. Say what the player can do instead.
+            running = record is not None and record.status == "running" and seated(record, person)
+            if record is not None and record.status == "lobby":  # a newer lobby is open
+                key = "private-joined" if seated(record, person) else "error-lobby-closed-newer"
+                text = kit.t(lang, key, chat=title(record))
+                await self.out.send(person.user_id, render.Rendered(text))
+                return True
+        # The game started before they pressed Start: their cards. (Unless it ended meanwhile.)
+        if running and await self.moves.resend_hand(
+            person=person, chat_id=unit.chat_id, quiet=True
+        ):
+            return True
+        # Maybe their first message from the bot: how to play, too.
+        text = kit.t(lang, "error-lobby-closed") + "\n\n" + kit.t(lang, "welcome")
+        keyboard = render.add_to_group_keyboard(kit.tr, lang, kit.bot_username)
+        await self.out.send(person.user_id, render.Rendered(text, keyboard))
+        return True
+
+    async def welcome(self, *, person: Person) -> None:
+        """/start without a payload: how to play; also unblocks a player mid-game."""
+        kit = self.kit
+        player = await kit.note_player(person, can_message=True)
+        keyboard = render.add_to_group_keyboard(kit.tr, player.language, kit.bot_username)
+        await self.out.send(
+            person.user_id, render.Rendered(kit.t(player.language, "welcome"), keyboard)
+        )
+        for record in self.store.live_records():
+            if record.status == "running" and person.player_id in record.meta.blocked:
+                async with self.store.locks[record.chat_id]:
+                    blocked = record.meta.blocked
+                    if (
+                        self.store.live(record.chat_id) is not record
+                        or person.player_id not in blocked
+                    ):
+                        continue  # changed while waiting for the lock
+                    blocked.remove(person.player_id)
+                    self.screens.drop_hand(record, person.player_id)
+                    await self.store.save(record)
+                    await self.screens.hands(record, only={person.player_id}, force=True)
+
+    async def _join_by_link(self, record: GameRecord, person: Person, lang: str | None) -> None:
+        """/start j<game> for an open lobby (under its chat's lock): seat the player."""
+        kit = self.kit
+        chat = title(record)
+        refusal = None
+        if any(s.user_id == person.user_id for s in record.lobby.seats):
+            refusal = kit.t(lang, "private-joined", chat=chat)
+        elif len(record.lobby.seats) >= record.rules.max_players:
+            refusal = kit.t(lang, "lobby-full")
+        elif person.user_id not in record.meta.invited and not await kit.is_member(
+            record.chat_id, person.user_id
+        ):
+            refusal = kit.t(lang, "join-not-member", chat=chat)
+        if refusal is not None:
+            await self.out.send(person.user_id, render.Rendered(refusal))
+            return
+        _seat(record, person, lang)
+        await self.store.save(record)
+        await self.out.send(
+            person.user_id, render.Rendered(kit.t(lang, "private-joined", chat=chat))
+        )
+        await self.refresh(record)
+        joined = kit.t(record.language, "group-joined", player=render.esc(person.name))
+        await self.out.send(record.chat_id, render.Rendered(joined))
+
+    # ---------------------------------------------------------------- play again, practice
+
+    async def play_again(self, *, query: Tap, person: Person, data: AgainData) -> None:
+        kit = self.kit
+        async with self.store.for_game(data.game_id) as unit:
+            if unit is None:
+                await self.out.answer(query, kit.t(person.language, "error-game-gone"))
+                return
+            current = unit.record
+            if current is not None:
+                # A lobby opened since this result was posted is below it, in the chat.
+                key = "newgame-running" if current.status == "running" else "again-lobby-open"
+                await self.out.answer(query, kit.t(kit.personal_language(person, current), key))
+                return
+            old = await self.store.game(data.game_id)
+            lang = kit.personal_language(person, old)  # toasts: the tapper's language
+            if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
+                await self.out.answer(query, kit.t(lang, "error-not-in-game"))
+                return
+            if old.meta.practice:  # practice again: same opponents, still unranked
+                await self.out.answer(query)
+                await self._practice(
+                    person, [s.level or "easy" for s in old.lobby.seats if s.is_computer]
+                )
+                return
+            # Everyone again, but those who were removed (kicked, timed out three times) or
+            # left the group: they would have to join anew.
+            gone = {pid for pid, why in old.meta.left.items() if why in GONE_FOR_GOOD}
+            record = await self._open(
+                unit.chat_id,
+                old.meta.title,
+                person,
+                seats=[seat for seat in old.lobby.seats if seat.player_id not in gone],
+            )
+            record.meta.langs = {**old.meta.langs, **record.meta.langs}
+            record.meta.previous_durak = old.game.durak
+            await self.store.save(record)
+            await self.out.answer(query, kit.t(lang, "lobby-again"))
+
+    async def practice_command(self, *, person: Person) -> None:
+        """/practice in a private chat: choose opponents."""
+        kit = self.kit
+        player = await kit.note_player(person, can_message=True)
+        current = await self.store.peek(person.user_id)
+        if current is not None and current.status in ("lobby", "running"):  # one at a time
+            text = kit.t(player.language, "practice-running")
+            await self.out.send(person.user_id, render.Rendered(text))
+            return
+        await self.out.send(person.user_id, render.practice_menu(kit.tr, player.language, LEVELS))
+
+    async def start_practice(
+        self, *, query: Tap, person: Person, opponents: int, level: str
+    ) -> None:
+        """A game against computer players in the private chat: table and hand both there."""
+        lang = self.kit.tr.normalize(person.language)
+        async with self.store.for_chat(person.user_id) as unit:
+            if unit.record is not None:
+                await self.out.answer(query, self.kit.t(lang, "practice-running"), alert=True)
+                return
+            await self.out.answer(query)
+            await self._practice(person, [level] * min(opponents, Rules().max_players - 1))
+
+    async def _practice(self, person: Person, levels: Sequence[str]) -> None:
+        """Create and begin a practice game (the caller holds the private chat's lock)."""
+        lang = self.kit.tr.normalize(person.language)
+        await self.kit.note_player(person, can_message=True)
+        record = GameRecord(
+            chat_id=person.user_id,
+            status="lobby",
+            language=lang,
+            rules=Rules(),
+            lobby=Lobby(opener_id=person.user_id, seats=[]),
+            meta=GameMeta(title=self.kit.t(lang, "practice-title"), practice=True, turn_timeout=0),
+        )
+        _seat(record, person, lang)
+        record = await self.store.create(record)
+        for level in levels:
+            await self.computers.add(record, level)
+        await self._begin(record)
+
+
+def _seat(record: GameRecord, person: Person, language: str | None) -> None:
+    record.lobby.seats.append(
+        Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
+    )
+    if language:
+        record.meta.langs[person.player_id] = language

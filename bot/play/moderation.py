@@ -1,0 +1,289 @@
+"""Who may end or leave a game, and what the group's membership changes do to it.
+
+/leave (a player gives up, after a confirm: the durak, R18), /cancel (the opener or an
+admin; no result is stored), /kick (admins, as a reply, after a confirm: the durak, R18),
+a player leaving the group (resigns; in a lobby, loses the seat), the bot added to a group
+(it says how to start) or removed from one (the game ends without a result), and a group
+that became a supergroup (its game moves with it).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot import render
+from bot.delivery import Blocked, SendError, Tap
+from bot.delivery.screens import LEFT_KEYS, Screens
+from bot.kit import Kit, Person, title
+from bot.log import Removed
+from bot.play.computers import Computers
+from bot.play.lobby import Lobbies
+from bot.store import GameStore
+from engine import Event, Resign
+from engine.advice import forced_resign
+from storage import Conflict, Departure, GameRecord, NotFound
+
+logger = logging.getLogger(__name__)
+
+
+class Moderation:
+    def __init__(
+        self,
+        kit: Kit,
+        store: GameStore,
+        screens: Screens,
+        computers: Computers,
+        lobbies: Lobbies,
+    ) -> None:
+        self.kit = kit
+        self.store = store
+        self.screens = screens
+        self.computers = computers
+        self.lobbies = lobbies
+        self.out = kit.out
+
+    async def _reply(self, chat_id: int, lang: str, key: str, message_id: int | None) -> None:
+        await self.out.send(chat_id, render.Rendered(self.kit.t(lang, key)), reply_to=message_id)
+
+    # ---------------------------------------------------------------- /leave, /cancel
+
+    async def leave(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
+        """/leave: ask to confirm resigning (R18)."""
+        kit = self.kit
+        record = await self.store.peek(chat_id)
+        if record is None and await self._point_to_groups(chat_id, person, "/leave"):
+            return
+        lang = record.language if record else await kit.chat_language(chat_id, person.language)
+        if record is None or record.game is None:
+            # A lobby has its own Leave button.
+            key = "leave-in-lobby" if record is not None else "error-no-game"
+            await self._reply(chat_id, lang, key, message_id)
+            return
+        if person.player_id not in record.game.active_players:
+            out = person.player_id in record.game.players
+            await self._reply(
+                chat_id, lang, "error-player-out" if out else "error-not-in-game", message_id
+            )
+            return
+        question = render.confirm_leave(
+            kit.tr,
+            record.language,
+            game_id=record.id or 0,
+            user_id=person.user_id,
+            name=person.name,
+            practice=record.meta.practice,
+        )
+        await self.out.send(chat_id, question, reply_to=message_id)
+
+    async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
+        """A game command sent in the private chat, which has no game of its own, by someone
+        playing in groups: say where it works. False if there is nothing to point to."""
+        games = self.store.running_games_of(person) if chat_id == person.user_id else []
+        for record in games:
+            lang = self.kit.personal_language(person, record)
+            text = self.kit.t(lang, "use-in-group", command=command, chat=title(record))
+            await self.out.send(chat_id, render.Rendered(text))
+        return bool(games)
+
+    async def cancel(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
+        """/cancel: the opener or an admin ends the lobby or game; no result is stored."""
+        if self.store.live(chat_id) is None and await self._point_to_groups(
+            chat_id, person, "/cancel"
+        ):
+            return
+        async with self.store.for_chat(chat_id) as unit:
+            record = unit.record
+            if record is None:
+                lang = await self.kit.chat_language(chat_id, person.language)
+                await self._reply(chat_id, lang, "error-no-game", message_id)
+                return
+            lang = record.language
+            if not await self.lobbies.may_manage(record, person):
+                await self._reply(chat_id, lang, "error-not-opener", message_id)
+                return
+            was_lobby = record.status == "lobby"
+            await self.store.close_game(record)
+            if was_lobby:
+                await self.lobbies.closed(record, "cancelled", by=person.user_id)
+            else:
+                await self.screens.close_hands(record, "hand-cancelled")
+                # The table's last state, without "waiting for" or the button to the hand.
+                await self.screens.table(record, closed=self.kit.t(lang, "hand-cancelled"))
+            # A lobby has no result to speak of: the lobby's own words, under the /cancel.
+            key = "lobby-cancelled" if was_lobby else "game-cancelled"
+            await self._reply(chat_id, lang, key, message_id)
+
+    # ---------------------------------------------------------------- /kick
+
+    async def kick(
+        self, *, chat_id: int, person: Person, target: Person | None, message_id: int | None
+    ) -> None:
+        """/kick as a reply, for admins: ask to confirm removing that player (R18)."""
+        kit = self.kit
+        record = await self.store.peek(chat_id)
+        lang = record.language if record else await kit.chat_language(chat_id, person.language)
+        if not await kit.is_admin(chat_id, person.user_id):
+            await self._reply(chat_id, lang, "error-kick-admins", message_id)
+            return
+        game = record.game if record is not None and record.status == "running" else None
+        if target is None or game is None or target.player_id not in game.active_players:
+            await self._reply(chat_id, lang, "kick-how", message_id)
+            return
+        assert record is not None and record.id is not None
+        question = render.confirm_kick(
+            kit.tr, lang, game_id=record.id, user_id=target.user_id, name=target.name
+        )
+        await self.out.send(chat_id, question, reply_to=message_id)
+
+    async def kick_confirmed(
+        self, *, query: Tap, person: Person, game_id: int, user_id: int
+    ) -> None:
+        t = self.kit.t
+        chat_id = await self.store.chat_of_game(game_id)
+        if chat_id is None or not await self.kit.is_admin(chat_id, person.user_id):
+            await self.out.answer(query, t(person.language, "error-kick-admins"), alert=True)
+            return
+        await self._confirmed(query, person, game_id, str(user_id), "kicked")
+
+    async def leave_confirmed(
+        self, *, query: Tap, person: Person, game_id: int, user_id: int
+    ) -> None:
+        """The player who sent /leave confirms: he resigns and is the durak (R18)."""
+        if person.user_id != user_id:
+            await self.out.answer(query, self.kit.t(person.language, "error-not-your-button"))
+            return
+        await self._confirmed(query, person, game_id, person.player_id, "resigned")
+
+    async def _confirmed(
+        self, query: Tap, person: Person, game_id: int, player_id: str, why: Departure
+    ) -> None:
+        """A /kick or /leave question was confirmed: remove the player from that game."""
+        async with self.store.for_game(game_id) as unit:
+            record = unit.game(game_id, "running") if unit is not None else None
+            if record is None:
+                gone = self.kit.t(person.language, "error-game-gone")
+                await self.out.answer(query, gone)
+                await self._close_question(query, gone)
+                return
+            await self._remove(record, player_id, why, query, person)
+
+    async def remove_player(self, *, chat_id: int, player_id: str, why: Departure) -> None:
+        """The player leaves the chat's running game as its durak (R18)."""
+        async with self.store.for_chat(chat_id) as unit:
+            record = unit.record
+            if record is not None and record.status == "running" and record.game is not None:
+                await self._remove(record, player_id, why)
+
+    async def _remove(
+        self,
+        record: GameRecord,
+        player_id: str,
+        why: Departure,
+        query: Tap | None = None,
+        tapper: Person | None = None,
+    ) -> None:
+        """The player leaves the running game as its durak (R18): resigned, kicked, or left
+        the group (callers hold the chat's lock). `query` and `tapper`: the confirming tap,
+        answered in the tapper's language."""
+        t = self.kit.t
+        game = record.game
+        assert game is not None
+        if player_id not in game.active_players:  # a second tap, or out meanwhile
+            lang = self.kit.personal_language(tapper, record) if tapper else record.language
+            await self.out.answer(query, t(lang, "kick-already-out"))
+            await self._close_question(query, t(record.language, "kick-already-out"))
+            return
+        events: list[Event | Removed]
+        if why == "resigned":  # /leave: the player's own choice, logged as giving up
+            events = list(game.apply(player_id, Resign()))
+        else:
+            assert why in ("kicked", "left")
+            events = [Removed(player_id, why), *forced_resign(game, player_id)]
+        record.meta.left[player_id] = why
+        await self.store.commit(record, [(player_id, events)])
+        await self.out.answer(query)
+        await self.computers.after_move(record)
+        name = render.esc(self.kit.names(record, record.language).get(player_id, player_id))
+        # what happened, as the result says it (the log's words are a running commentary)
+        await self._close_question(query, t(record.language, LEFT_KEYS[why], player=name))
+
+    async def _close_question(self, query: Tap | None, text: str) -> None:
+        """The /kick or /leave question `query` was tapped on: answered, no more buttons.
+        Only an edit (a question deleted meanwhile stays gone), and no waiting out a 429:
+        callers hold the chat's lock."""
+        if query is not None and query.chat_id is not None and query.message_id is not None:
+            await self.out.close_keyboard(
+                query.chat_id,
+                query.message_id,
+                render.Rendered(text),
+                patient=False,
+                resend=False,
+            )
+
+    # ---------------------------------------------------------------- membership
+
+    async def member_left(self, *, chat_id: int, user_id: int) -> None:
+        """A player who leaves the group during a game is treated as resigned; one seated in
+        the lobby loses the seat."""
+        record = await self.store.peek(chat_id)
+        if record is not None and record.status == "lobby":
+            async with self.store.for_chat(chat_id) as unit:
+                record = unit.record
+                if record is None or record.status != "lobby":
+                    return
+                seats = record.lobby.seats
+                if any(s.user_id == user_id for s in seats):
+                    record.lobby.seats = [s for s in seats if s.user_id != user_id]
+                    await self.store.save(record)
+                    await self.lobbies.refresh(record)
+            return
+        game = record.game if record is not None and record.status == "running" else None
+        if game is not None and str(user_id) in game.active_players:
+            await self.remove_player(chat_id=chat_id, player_id=str(user_id), why="left")
+
+    async def bot_added(self, *, chat_id: int, person: Person) -> None:
+        """The bot was added to a group it never played in: say how to start a game, in the
+        language of whoever added it. (Telegram also reports the bot "added" to the
+        supergroup a group becomes; once the game moved there, that chat is known.)"""
+        try:  # a group that has played already knows (a group that became a supergroup too)
+            async with self.kit.db.transaction(readonly=True) as tx:
+                await tx.games.latest_for_chat(chat_id=chat_id)
+            return
+        except NotFound:
+            pass
+        lang = await self.kit.chat_language(chat_id, person.language)
+        try:
+            await self.out.send(chat_id, render.Rendered(self.kit.t(lang, "group-hello")))
+        except (Blocked, SendError) as exc:  # e.g. added without the right to post
+            logger.info("could not greet chat %s: %s", chat_id, exc)
+
+    async def bot_removed(self, *, chat_id: int) -> None:
+        """The bot was removed from a group: its game ends without a result."""
+        async with self.store.for_chat(chat_id) as unit:
+            if unit.record is not None:
+                await self.bot_gone(unit.record)
+
+    async def bot_gone(self, record: GameRecord) -> None:
+        """The bot can no longer write to the group (callers hold its lock)."""
+        if record.status not in ("lobby", "running"):
+            return
+        try:
+            await self.store.close_game(record)
+        except Conflict:
+            return
+        await self.screens.close_hands(record, "hand-bot-removed")
+
+    async def migrate(self, *, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup: its game moves with it."""
+        locks = self.store.locks
+        async with locks[old_chat_id], locks[new_chat_id]:
+            await self.store.migrate(old_chat_id, new_chat_id)
+            self.screens.forget_chat(old_chat_id)
+            self.computers.cancel(old_chat_id)  # it would look for the game in the old chat
+            fresh = await self.store.load(new_chat_id)
+            if fresh is not None:
+                logger.info("game %s moved from chat %s to %s", fresh.id, old_chat_id, new_chat_id)
+                if fresh.status == "lobby":  # its buttons belong to the old chat: post it anew
+                    fresh.lobby.message_id = None
+                    await self.lobbies.refresh(fresh)
+                await self.computers.drive(fresh)  # a computer on turn moves in the new chat

@@ -1,0 +1,183 @@
+"""A tap on a hand: the move it means, why a card cannot be played, and /hand.
+
+A tap is judged against the keyboard it came from: one from an older keyboard than the
+player's current one is "out of date" and brings the current hand. A card that fits in
+several ways (or would only transfer) asks first. The move is acknowledged (the tap
+answered) only once it is stored; its answer and the hands it changed go out together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from bot import render
+from bot.callbacks import CardTap, MoveData, Refresh
+from bot.delivery import Tap
+from bot.delivery.screens import Screens
+from bot.kit import Kit, Person, seated
+from bot.play.computers import Computers
+from bot.store import GameStore
+from engine import Action, ErrorCode, IllegalMove, Resign, Transfer
+from engine.advice import actions_for_card, transfer_target, why_not
+from storage import Conflict, GameRecord
+
+logger = logging.getLogger(__name__)
+
+
+class Moves:
+    def __init__(self, kit: Kit, store: GameStore, screens: Screens, computers: Computers) -> None:
+        self.kit = kit
+        self.store = store
+        self.screens = screens
+        self.computers = computers
+        self.out = kit.out
+
+    def error_text(self, lang: str | None, code: ErrorCode) -> str:
+        return self.kit.t(lang, f"error-{code.value.replace('_', '-')}")
+
+    async def tap(self, *, query: Tap, person: Person, data: MoveData) -> None:
+        """A tap on a hand (or confirm) button."""
+        t, out = self.kit.t, self.out
+        lang = person.language
+        async with self.store.for_game(data.game_id) as unit:
+            record = unit.game(data.game_id, "running") if unit is not None else None
+            if record is None or record.game is None:
+                await out.answer(query, t(lang, "error-game-gone"))
+                return
+            game = record.game
+            pid = person.player_id
+            if pid not in game.players:
+                await out.answer(query, t(lang, "error-not-in-game"))
+                return
+            lang = self.kit.lang_of(record, pid)
+            intent = data.intent
+            if isinstance(intent, Refresh):
+                await out.answer(query)
+                await self.screens.hands(record, only={pid}, force=True)
+                return
+            shown = self.screens.shown_move(record, pid)
+            if data.move < (game.move_number if shown is None else shown) or (
+                data.move > game.move_number
+            ):
+                await out.answer(query, t(lang, "error-stale"))
+                await self.screens.hands(record, only={pid}, force=True)
+                return
+            action: Action
+            if isinstance(intent, CardTap):
+                options = actions_for_card(game.legal_actions(pid), intent.card)
+                if not options:
+                    code = why_not(game, pid, intent.card)  # None: fine, but not now
+                    if code is None:
+                        await out.answer(query, t(lang, "error-not-your-turn"))
+                    else:
+                        await out.answer(query, self.error_text(lang, code))
+                    return
+                # A card that would only transfer asks first: a defender who meant to cover
+                # must not pass the bout on by mistake (the Transfer buttons are one tap).
+                if len(options) > 1 or isinstance(options[0], Transfer):
+                    await out.answer(query)
+                    await self.screens.hands(
+                        record,
+                        only={pid},
+                        force=True,
+                        choice=options,
+                        transfer_to=transfer_target(game, pid, options),
+                    )
+                    return
+                action = options[0]
+            else:
+                action = intent
+            try:
+                events = game.apply(pid, action)
+            except IllegalMove as exc:
+                await out.answer(query, self.error_text(lang, exc.code))
+                return
+            record.timeouts.pop(pid, None)
+            if isinstance(action, Resign):
+                record.meta.left[pid] = "resigned"
+            try:
+                await self.store.commit(record, [(pid, events)])
+            except Conflict:
+                await out.answer(query, t(lang, "error-conflict"))
+                return
+            # The move is stored: its answer and its hands go out at once (one round trip
+            # to Telegram for the tap, not two).
+            answering = asyncio.ensure_future(out.answer(query))
+            try:
+                await self.computers.after_move(record)
+            finally:
+                await answering
+
+    async def unknown_button(self, *, query: Tap, person: Person) -> None:
+        """Callback data the bot never made (forged, or from a much older version): nothing
+        changes; a player of a running game is answered "out of date" and gets the current
+        keyboard, anyone else "unknown button"."""
+        for peeked in self.store.running_games_of(person):
+            async with self.store.for_chat(peeked.chat_id) as unit:
+                record = unit.record
+                if record is None or record.game is None or record.status != "running":
+                    continue
+                pid = person.player_id
+                await self.out.answer(
+                    query, self.kit.t(self.kit.lang_of(record, pid), "error-stale")
+                )
+                await self.screens.hands(record, only={pid}, force=True)
+                return
+        await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
+
+    async def resend_hand(
+        self,
+        *,
+        person: Person,
+        chat_id: int | None,
+        message_id: int | None = None,
+        quiet: bool = False,
+    ) -> bool:
+        """/hand: send the hand again as a new private message (the old one loses its keys).
+
+        In a group: that group's game. In private: every running game of the player, the
+        ones waiting for them last (nearest the bottom of the chat)."""
+        kit, pid = self.kit, person.player_id
+        records = (
+            [r for r in (await self.store.peek(chat_id),) if r is not None]
+            if chat_id is not None
+            else self.store.running_games_of(person)
+        )
+        records.sort(key=lambda r: r.game is not None and pid in r.game.to_act)
+        sent = False
+        for peeked in records:
+            if peeked.status != "running" or not seated(peeked, person):
+                continue
+            async with self.store.for_chat(peeked.chat_id) as unit:
+                record = unit.record  # the live copy, under the lock
+                if record is None or record.game is None:
+                    continue
+                await self._hand_anew(record, person)
+            sent = True
+        if sent or quiet:  # quiet: the caller says what else to say, and where
+            return sent
+        if chat_id is not None:  # in a group, from someone who does not play there
+            lang = await kit.chat_language(chat_id, person.language)
+            running = any(r.status == "running" for r in records)
+            key = "error-not-in-game" if running else "error-no-game"
+            await self.out.send(chat_id, render.Rendered(kit.t(lang, key)), reply_to=message_id)
+            return False
+        text = render.Rendered(kit.t(person.language, "error-no-game"))
+        await self.out.send(person.user_id, text)
+        return False
+
+    async def _hand_anew(self, record: GameRecord, person: Person) -> None:
+        """The player's hand as a new message; the old one keeps only a line of text."""
+        pid = person.player_id
+        old = record.hand_messages.pop(pid, None)
+        self.screens.drop_hand(record, pid)
+        if pid in record.meta.blocked:
+            record.meta.blocked.remove(pid)
+        await self.screens.hands(record, only={pid}, force=True)
+        new = record.hand_messages.get(pid)
+        if old is not None and new is None:  # not sent: the old one stays the hand
+            record.hand_messages[pid] = old
+        elif old is not None and new != old:
+            text = render.Rendered(self.kit.t(self.kit.lang_of(record, pid), "hand-replaced"))
+            await self.out.close_keyboard(person.user_id, old, text)

@@ -1,0 +1,90 @@
+"""What every message is made of: `Rendered`, escaping, names, the rules in force."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.i18n import Translator
+from bot.keyboard import Keyboard
+from engine import Card, Rules
+from engine.ai import LEVELS
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    keyboard: Keyboard | None = None
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def computer_id(level: str, number: int) -> str:
+    """The player id of a lobby's `number`th computer player of `level`."""
+    return f"cpu-{level}-{number}"
+
+
+def computer_name(tr: Translator, lang: str, player_id: str) -> str | None:
+    """A computer player's name in `lang`, made from its id (see `computer_id`), so that it
+    follows the chat's language; None for an id that is not a computer's."""
+    prefix, _, rest = player_id.partition("-")
+    level, _, number = rest.rpartition("-")
+    if prefix != "cpu" or level not in LEVELS or not number.isdigit():
+        return None
+    return tr.t(lang, "computer-name", n=int(number), level=tr.t(lang, f"level-{level}"))
+
+
+def card_text(card: Card | None) -> str:
+    return "—" if card is None else str(card)
+
+
+def name_of(names: Mapping[str, str], player: str) -> str:
+    return esc(names.get(player, player))
+
+
+# ---------------------------------------------------------------- rules
+
+
+def rules_lines(tr: Translator, lang: str, rules: Rules) -> list[str]:
+    """The rules in force, one short line each."""
+    preset = rules.preset_name()
+    yes, no = tr.t(lang, "value-on"), tr.t(lang, "value-off")
+    lines = [
+        tr.t(lang, "rules-preset", preset=tr.t(lang, f"preset-{preset or 'custom'}")),
+        tr.t(lang, "rules-deck", count=rules.deck_size),
+        tr.t(lang, "rules-throw-in", mode=tr.t(lang, f"throw-in-{rules.throw_in}")),
+        tr.t(lang, "rules-first-bout", count=rules.first_bout_limit),
+        tr.t(lang, "rules-transfer", value=yes if rules.transfer else no),
+    ]
+    if rules.transfer:
+        lines.append(
+            tr.t(lang, "rules-show-trump", value=yes if rules.transfer_by_showing_trump else no)
+        )
+    lines.append(tr.t(lang, "rules-trump-exchange", value=yes if rules.trump_exchange else no))
+    if rules.redeal_on_flush:  # R6: no /settings entry and off in every preset; named when on
+        lines.append(tr.t(lang, "rules-redeal", value=yes))
+    return lines
+
+
+def pack(texts: Sequence[str], limit: int = 4000) -> list[str]:
+    """Join texts with a blank line between them into as few messages as Telegram takes
+    (4096 characters; `limit` counts the HTML source, which is never shorter)."""
+    messages: list[str] = []
+    for text in texts:
+        if messages and len(messages[-1]) + 2 + len(text) <= limit:
+            messages[-1] += "\n\n" + text
+        else:
+            messages.append(text)
+    return messages
+
+
+def rules_text(tr: Translator, lang: str, rules: Rules, turn_timeout: int) -> str:
+    lines = [f"<b>{tr.t(lang, 'rules-title')}</b>", *rules_lines(tr, lang, rules)]
+    if turn_timeout:
+        lines.append(tr.t(lang, "rules-timeout", seconds=turn_timeout))
+    else:
+        lines.append(tr.t(lang, "rules-no-timeout"))
+    return "\n".join(lines)

@@ -1,0 +1,224 @@
+"""A player's private hand message: what they decide, and their cards as buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from bot.callbacks import CardTap, Refresh, encode_move
+from bot.i18n import Translator
+from bot.keyboard import Button, Keyboard
+from bot.render.common import Rendered, esc, name_of
+from bot.render.table import table_lines, trump_line
+from engine import (
+    Action,
+    Attack,
+    Card,
+    Defend,
+    ExchangeTrump,
+    GameView,
+    Pass,
+    Redeal,
+    ShowTrump,
+    Suit,
+    Take,
+    Transfer,
+)
+from engine.advice import is_active, playable_cards
+
+CARDS_PER_ROW: Final = 6
+_REFRESH: Final = Refresh()
+
+
+def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, str]) -> str:
+    me = view.viewer
+    assert me is not None
+    if view.is_over:
+        return ""
+    if me not in view.active_players:
+        return tr.t(lang, "hand-you-are-out")
+    if me == view.defender:
+        if view.defender_took:
+            return tr.t(lang, "hand-you-take")
+        if not view.table:
+            return tr.t(lang, "hand-you-are-attacked", player=name_of(names, view.attacker))
+        if not view.open_attacks:
+            return tr.t(lang, "hand-you-covered")
+        transfers = any(isinstance(a, Transfer | ShowTrump) for a in view.legal)
+        key = "hand-you-defend-transfer" if transfers else "hand-you-defend"
+        return tr.t(lang, key, player=name_of(names, view.attacker))
+    if not view.table:
+        if me == view.attacker:
+            return tr.t(lang, "hand-you-open", player=name_of(names, view.defender))
+        return tr.t(
+            lang,
+            "hand-they-open",
+            player=name_of(names, view.attacker),
+            target=name_of(names, view.defender),
+        )
+    if any(isinstance(a, Attack) for a in view.legal):
+        if not any(isinstance(a, Pass) for a in view.legal):  # the defender is still to move
+            key = "hand-you-may-add-now"
+        elif view.defender_took:
+            key = "hand-you-may-add-take"
+        else:
+            key = "hand-you-may-add"
+        return tr.t(lang, key, player=name_of(names, view.defender))
+    if me == view.attacker:  # nothing (more) to add: the defender is to move, or done
+        return tr.t(lang, "hand-you-attack", player=name_of(names, view.defender))
+    return tr.t(
+        lang,
+        "hand-they-open",
+        player=name_of(names, view.attacker),
+        target=name_of(names, view.defender),
+    )
+
+
+def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> list[Button]:
+    move = view.move_number
+    buttons = []
+    for transfer in (a for a in view.legal if isinstance(a, Transfer)):  # R14: each card
+        buttons.append(
+            Button(
+                tr.t(lang, "button-transfer", card=str(transfer.card)),
+                callback_data=encode_move(game_id, move, transfer),
+            )
+        )
+    for action in view.legal:
+        if isinstance(action, ShowTrump):
+            label = tr.t(lang, "button-show-trump", card=str(action.card))
+        elif isinstance(action, Take):
+            label = tr.t(lang, "button-take")
+        elif isinstance(action, Pass):
+            label = tr.t(lang, "button-pass-take" if view.defender_took else "button-pass")
+        elif isinstance(action, ExchangeTrump):
+            label = tr.t(lang, "button-exchange")
+        elif isinstance(action, Redeal):
+            label = tr.t(lang, "button-redeal")
+        else:
+            continue
+        buttons.append(Button(label, callback_data=encode_move(game_id, move, action)))
+    return buttons
+
+
+def _card_label(card: Card, playable: bool) -> str:
+    return str(card) if playable else f"·{card}·"
+
+
+def hand(
+    tr: Translator,
+    lang: str,
+    view: GameView,
+    *,
+    game_id: int,
+    names: Mapping[str, str],
+    chat_title: str,
+    practice: bool = False,
+    seconds_left: int | None = None,
+    choice: Sequence[Action] | None = None,
+    transfer_to: str | None = None,
+    timeouts: int = 0,
+    max_timeouts: int = 3,
+) -> Rendered:
+    """A player's private hand message: what they need to decide, and their cards as buttons.
+
+    Cards that can be played now are plain; others are shown between dots and answer
+    why not when tapped. `choice` replaces the cards with the options of an ambiguous
+    tap (a card that covers several attack cards, or covers and transfers); a card that can
+    only transfer asks to confirm, naming who would defend then (`transfer_to`).
+    """
+    me = view.viewer
+    assert me is not None
+    assert view.hand is not None
+    active = is_active(view.legal) or me in view.to_act
+    title = (
+        tr.t(lang, "hand-title-practice")
+        if practice
+        else tr.t(lang, "hand-title", chat=esc(chat_title))
+    )
+    lines = [title, trump_line(tr, lang, view)]
+    if active:  # a passive player's message shows no table: it would go stale unedited
+        if view.table:
+            lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(table_lines(tr, lang, view))}"]
+        else:  # "The table is empty.", not "Table: The table is empty."
+            lines += ["", *table_lines(tr, lang, view)]
+    if view.is_over:
+        return _hand_at_the_end(tr, lang, view, names, lines)
+    role = _your_role(tr, lang, view, names)
+    if role:
+        lines += ["", f"<b>{role}</b>"]
+    if me in view.to_act and seconds_left is not None:
+        lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
+    if timeouts:  # the bot moved for this player (R18): say so until they move themselves
+        lines += ["", tr.t(lang, "hand-timed-out", count=timeouts, max=max_timeouts)]
+    move = view.move_number
+    rows: list[list[Button]] = []
+    if choice:
+        if transfer_to is not None:
+            lines += ["", tr.t(lang, "hand-confirm-transfer", player=name_of(names, transfer_to))]
+        else:
+            lines += ["", tr.t(lang, "hand-choose")]
+        for action in choice:
+            if isinstance(action, Defend):
+                label = tr.t(lang, "button-cover", attack=str(action.attack), card=str(action.card))
+            elif isinstance(action, Transfer):
+                label = tr.t(lang, "button-transfer", card=str(action.card))
+            else:
+                label = str(action)
+            rows.append([Button(label, callback_data=encode_move(game_id, move, action))])
+        rows.append(
+            [Button(tr.t(lang, "button-back"), callback_data=encode_move(game_id, move, _REFRESH))]
+        )
+        return Rendered("\n".join(lines), Keyboard(rows))
+    playable = playable_cards(view.legal)
+    rows = _card_rows(
+        [
+            (c.suit, Button(_card_label(c, c in playable), encode_move(game_id, move, CardTap(c))))
+            for c in view.hand
+        ]
+    )
+    actions = _action_buttons(tr, lang, view, game_id)
+    if actions:
+        rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
+    if not view.hand:
+        lines += ["", tr.t(lang, "hand-empty")]
+    return Rendered("\n".join(lines), Keyboard(rows) if rows else None)
+
+
+def _card_rows(cards: Sequence[tuple[Suit, Button]]) -> list[list[Button]]:
+    """A hand's card buttons (in hand order: by suit, trumps last) as keyboard rows: up to
+    `CARDS_PER_ROW` a row; a hand of more than two rows (a player who picked up a lot) one
+    suit a row, so that a suit never breaks off in mid-row."""
+    if len(cards) <= 2 * CARDS_PER_ROW:  # a usual hand keeps its compact rows
+        buttons = [button for _, button in cards]
+        return [buttons[i : i + CARDS_PER_ROW] for i in range(0, len(buttons), CARDS_PER_ROW)]
+    rows: list[list[Button]] = []
+    suit: Suit | None = None
+    for card_suit, button in cards:
+        if card_suit != suit or len(rows[-1]) == CARDS_PER_ROW:
+            rows.append([])
+            suit = card_suit
+        rows[-1].append(button)
+    return rows
+
+
+def _hand_at_the_end(
+    tr: Translator, lang: str, view: GameView, names: Mapping[str, str], lines: list[str]
+) -> Rendered:
+    """The last state of a hand message: the result, and the cards the player was left with
+    (as text: no more buttons)."""
+    outcome = view.outcome
+    assert outcome is not None and view.hand is not None
+    lines += ["", f"<b>{tr.t(lang, 'result-title')}</b>"]
+    if outcome.durak is None:
+        lines.append(tr.t(lang, "result-draw"))
+    elif outcome.durak == view.viewer:
+        lines.append(tr.t(lang, "hand-result-you-durak"))
+    else:
+        lines.append(tr.t(lang, "result-durak", player=name_of(names, outcome.durak)))
+    place = outcome.places(view.players).get(view.viewer or "")
+    if place is not None and outcome.durak != view.viewer:
+        lines.append(tr.t(lang, "hand-result-place", place=place, count=len(view.players)))
+    if view.hand:
+        lines.append(tr.t(lang, "hand-last-cards", cards=" ".join(map(str, view.hand))))
+    return Rendered("\n".join(lines))

@@ -1,0 +1,141 @@
+"""The group's table message, drawn from the public view only, and its log of events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from bot.i18n import Translator
+from bot.keyboard import Button, Keyboard
+from bot.render.common import Rendered, card_text, name_of
+from engine import GameView
+from storage import LogEntry
+
+MAX_LOG_LINES: Final = 4
+
+# ---------------------------------------------------------------- event log
+
+
+def log_line(tr: Translator, lang: str, entry: LogEntry, names: Mapping[str, str]) -> str:
+    """One past event in words (entries are stored with the game: `storage.LogEntry`)."""
+    args: dict[str, str | int] = {}
+    if entry.player is not None:
+        args["player"] = name_of(names, entry.player)
+    if entry.target is not None:
+        args["target"] = name_of(names, entry.target)
+    if entry.count is not None:
+        args["count"] = entry.count
+    key = f"log-{entry.kind}"
+    if not tr.has(key):
+        return ""
+    return tr.t(lang, key, **args)
+
+
+# ---------------------------------------------------------------- table (public)
+
+
+def _role_of(view: GameView, player: str) -> str | None:
+    if player not in view.active_players:
+        return "out"
+    if player == view.defender:
+        return "defender"
+    if player == view.attacker:
+        return "attacker"
+    return None
+
+
+def table_lines(tr: Translator, lang: str, view: GameView) -> list[str]:
+    if not view.table:
+        return [tr.t(lang, "table-empty")]
+    pairs = []
+    for attack, defence in view.table:
+        pairs.append(f"{card_text(attack)} ← {card_text(defence)}" if defence else str(attack))
+    return ["  ".join(pairs[i : i + 3]) for i in range(0, len(pairs), 3)]
+
+
+def trump_line(tr: Translator, lang: str, view: GameView) -> str:
+    return tr.t(
+        lang,
+        "table-trump",
+        card=card_text(view.trump_card) if view.trump_card else view.trump_suit.value,
+        stock=view.stock_size,
+        discard=view.discard_size,
+    )
+
+
+def waiting_line(
+    tr: Translator, lang: str, view: GameView, names: Mapping[str, str], seconds: int | None
+) -> str:
+    if not view.to_act:
+        return ""
+    who = ", ".join(name_of(names, p) for p in view.players if p in view.to_act)
+    if seconds is not None:
+        return tr.t(lang, "table-waiting-deadline", names=who, seconds=max(0, seconds))
+    return tr.t(lang, "table-waiting", names=who)
+
+
+def table(
+    tr: Translator,
+    lang: str,
+    view: GameView,
+    *,
+    names: Mapping[str, str],
+    computers: frozenset[str] = frozenset(),
+    log: Sequence[LogEntry] = (),
+    seconds_left: int | None = None,
+    bot_username: str | None = None,
+    closed: str | None = None,
+) -> Rendered:
+    """The group's table message, from the public view only.
+
+    ``closed``: the game ended without a result (a cancel, say); that line replaces whom the
+    game waits for."""
+    assert view.hand is None, "the group table is drawn from the public view"
+    lines = [f"<b>{tr.t(lang, 'table-title')}</b>", trump_line(tr, lang, view), ""]
+    durak = view.outcome.durak if view.outcome is not None else None
+    for p in view.players:
+        role = _role_of(view, p)
+        mark = {"attacker": "⚔️", "defender": "🛡", "out": "✅"}.get(role or "", "▫️")
+        bot_mark = " 🤖" if p in computers else ""
+        status = ""
+        if view.is_over:  # no roles any more: who went out, and the durak
+            mark = "🃏" if p == durak else "✅"
+            count = view.hand_counts[p]
+            if p == durak:
+                status = tr.t(lang, "seat-durak")
+            elif not count:
+                status = tr.t(lang, "seat-out")
+            if count:  # the durak's cards, or everyone's after a resign (R18)
+                count_text = tr.t(lang, "cards-count", count=count)
+                status = f"{count_text} · {status}" if status else count_text
+        elif role == "out":
+            status = tr.t(lang, "seat-out")
+        else:
+            status = tr.t(lang, "cards-count", count=view.hand_counts[p])
+            if role == "defender" and view.defender_took:
+                status += " · " + tr.t(lang, "seat-takes")
+            elif p in view.passed:
+                status += " · " + tr.t(
+                    lang, "seat-passed-take" if view.defender_took else "seat-passed"
+                )
+            elif role is None and view.table and p in view.throw_ins:
+                status += " · " + tr.t(lang, "seat-may-add")
+        lines.append(f"{mark} {name_of(names, p)}{bot_mark}: {status}")
+    lines += ["", *table_lines(tr, lang, view)]
+    recent = [line for e in log[-MAX_LOG_LINES:] if (line := log_line(tr, lang, e, names))]
+    if recent:
+        lines += ["", *(f"<i>{line}</i>" for line in recent)]
+    waiting = waiting_line(tr, lang, view, names, seconds_left)
+    if closed:
+        lines += ["", f"<b>{closed}</b>"]
+    elif waiting:
+        lines += ["", waiting]
+    keyboard = None
+    if bot_username and not closed:
+        keyboard = Keyboard(
+            [[Button(tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}")]]
+        )
+    return Rendered("\n".join(lines), keyboard)
+
+
+# ---------------------------------------------------------------- hand (private)

@@ -1,0 +1,392 @@
+"""The one way any room gets at a chat's game: one unit of work per chat.
+
+    async with store.for_game(data.game_id) as unit:   # or store.for_chat(chat_id)
+        if unit is None: ...                           # no such game
+        record = unit.game(data.game_id)               # that game, if it is the chat's now
+        ... apply ...
+        await store.commit(record, moves)              # log, deadline, save (with the result)
+    # then hand the record to delivery (`Screens`)
+
+A unit takes the chat's lock, loads the chat's lobby or running game (from memory, where
+the last save left it, or from the database), and lets the room apply its change. `save`
+and `commit` store the record in one transaction, with the finished game's record when it
+ended; a move is acknowledged only once that commit succeeded. A save that fails drops the
+in-memory copy (the stored state wins) and loads the game again soon, showing it as stored.
+
+What this implementation relies on, and what a multi-process one must replace:
+
+- **The lock** is an `asyncio.Lock` per chat: it serialises the updates of one chat within
+  this process only. Several workers need a database lock held for the unit of work (a
+  PostgreSQL advisory lock or `SELECT ... FOR UPDATE` on the game's row).
+- **The cache** (`live`) is the truth between saves: a running game is loaded once and
+  kept. Several workers must check that the cached record's `version` is the stored one
+  when the unit starts (and load it again when not); `GameRepository.save` already refuses
+  a stale version with `Conflict`.
+- **Timers** (deadlines, computer moves, table edits) are in-process tasks that look up
+  the live record; several workers need them as rows with a due time, claimed by whichever
+  worker is free. The deadlines themselves are already stored with each game.
+- **`chat_of_game`** and `running_games_of` read this process's memory first; several
+  workers must ask the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from bot.kit import Kit, Person, seated
+from bot.log import Move, entries_for
+from storage import (
+    FinishedGame,
+    GameRecord,
+    GameStatus,
+    NotFound,
+    Participant,
+    ParticipantResult,
+)
+
+logger = logging.getLogger(__name__)
+
+LOG_KEEP: Final = 6
+RELOAD_DELAYS: Final = (0.0, 1.0, 5.0, 15.0, 60.0)
+
+
+class ChatLocks:
+    """One `asyncio.Lock` per chat, kept only while a task holds it or waits for it: a bot
+    that has seen many chats keeps no lock for each of them."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __getitem__(self, chat_id: int) -> asyncio.Lock:
+        lock = self._locks.get(chat_id)
+        if lock is None:
+            lock = self._locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+
+@dataclass(slots=True)
+class Unit:
+    """A chat's game, under the chat's lock: `record` is its lobby or running game (None:
+    there is none)."""
+
+    chat_id: int
+    record: GameRecord | None
+
+    def game(self, game_id: int, *statuses: GameStatus) -> GameRecord | None:
+        """The chat's record if it is game `game_id` (and, given `statuses`, in one of them;
+        a running game always with its engine state)."""
+        record = self.record
+        if record is None or record.id != game_id:
+            return None
+        if statuses and record.status not in statuses:
+            return None
+        if record.status == "running" and record.game is None:
+            return None
+        return record
+
+
+class GameStore:
+    """The chats' games: locks, the live copies, saving, and reloading after a failure."""
+
+    def __init__(self, kit: Kit) -> None:
+        self.kit = kit
+        self.db = kit.db
+        self.locks = ChatLocks()
+        self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
+        self._chat_of: dict[int, int] = {}  # game id -> chat id
+        self._reloading: set[int] = set()  # chats whose game is being loaded again
+        self._background: set[asyncio.Task[Any]] = set()
+        # Pauses before each attempt to load a game again after its save failed (a database
+        # that is briefly locked or unreachable); then the chat waits for its next update.
+        self.reload_delays: tuple[float, ...] = RELOAD_DELAYS
+        # What the rooms and delivery want to hear (wired by `bot.play.Rooms`):
+        self.saved: list[Callable[[GameRecord], None]] = []  # after every save
+        self.loaded: list[Callable[[GameRecord], None]] = []  # made live from the database
+        self.forgotten: list[Callable[[GameRecord], None]] = []  # a record no longer live
+        self.show_again: Callable[[GameRecord], Awaitable[None]] | None = None  # reloaded
+
+    # ---------------------------------------------------------------- units of work
+
+    @contextlib.asynccontextmanager
+    async def for_chat(self, chat_id: int) -> AsyncIterator[Unit]:
+        """The chat's game under the chat's lock."""
+        async with self.locks[chat_id]:
+            yield Unit(chat_id, await self.load(chat_id))
+
+    @contextlib.asynccontextmanager
+    async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
+        """The chat of game `game_id` under its lock (None: the bot knows no such game)."""
+        chat_id = await self.chat_of_game(game_id)
+        if chat_id is None:
+            yield None
+            return
+        async with self.for_chat(chat_id) as unit:
+            yield unit
+
+    # ---------------------------------------------------------------- reading
+
+    def live(self, chat_id: int) -> GameRecord | None:
+        """The chat's lobby or running game as held in memory (no lock, no database)."""
+        return self._live.get(chat_id)
+
+    def live_records(self) -> list[GameRecord]:
+        return list(self._live.values())
+
+    def running_games_of(self, person: Person) -> list[GameRecord]:
+        """The running games (in memory) in which this person has a seat."""
+        return [r for r in self._live.values() if r.status == "running" and seated(r, person)]
+
+    async def stored(self, chat_id: int) -> GameRecord | None:
+        """The chat's lobby or running game as stored, or None."""
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                return await tx.games.active_for_chat(chat_id=chat_id)
+        except NotFound:
+            return None
+
+    async def load(self, chat_id: int) -> GameRecord | None:
+        """The chat's game, made the live copy if it came from the database (callers hold
+        the chat's lock)."""
+        record = self._live.get(chat_id)
+        if record is None:
+            record = await self.stored(chat_id)
+            if record is not None:
+                self.remember(record)
+                for listener in self.loaded:
+                    listener(record)
+        return record
+
+    async def peek(self, chat_id: int) -> GameRecord | None:
+        """The chat's game for reading only, without the chat's lock: it does not become
+        the live copy (only a locked `load` may put one in place)."""
+        record = self._live.get(chat_id)
+        return record if record is not None else await self.stored(chat_id)
+
+    async def chat_of_game(self, game_id: int) -> int | None:
+        chat_id = self._chat_of.get(game_id)
+        if chat_id is not None:
+            return chat_id
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                record = await tx.games.get(game_id=game_id)
+        except NotFound:
+            return None
+        self._chat_of[game_id] = record.chat_id
+        return record.chat_id
+
+    async def game(self, game_id: int) -> GameRecord:
+        """Game `game_id` as stored, whatever its status (raises `NotFound`)."""
+        async with self.db.transaction(readonly=True) as tx:
+            return await tx.games.get(game_id=game_id)
+
+    # ---------------------------------------------------------------- writing
+
+    async def create(self, record: GameRecord) -> GameRecord:
+        """Store a new lobby (or practice game) and make it the chat's live record."""
+        async with self.db.transaction() as tx:
+            record = await tx.games.create(record=record)
+        self.remember(record)
+        return record
+
+    def remember(self, record: GameRecord) -> None:
+        assert record.id is not None
+        self._live[record.chat_id] = record
+        self._chat_of[record.id] = record.chat_id
+
+    def forget(self, record: GameRecord) -> None:
+        if self._live.get(record.chat_id) is record:
+            del self._live[record.chat_id]
+        self._chat_of.pop(record.id or 0, None)  # a later tap finds the game in the database
+        for listener in self.forgotten:
+            listener(record)
+
+    async def save(self, record: GameRecord, result: FinishedGame | None = None) -> None:
+        """Commit the record (and the finished game, if any) in one transaction."""
+        try:
+            if result is None:  # one statement, in the usual case (see `Database.save_game`)
+                record.version = await self.db.save_game(record)
+            else:
+                async with self.db.transaction() as tx:
+                    record.version = await tx.games.save(
+                        record=record, expected_version=record.version
+                    )
+                    await tx.results.record(result=result)
+        except BaseException:
+            self.forget(record)  # the stored state wins ...
+            self.reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
+            raise
+        if record.status not in ("lobby", "running"):
+            self.forget(record)
+        self._notify_saved(record)
+
+    async def save_quietly(self, record: GameRecord) -> None:
+        """Save what only delivery changed (message ids, who blocked the bot): the game goes
+        on (hands, computers) even if this is not stored."""
+        try:
+            await self.save(record)
+        except Exception:
+            logger.exception("could not store message ids of game %s", record.id)
+
+    async def commit(self, record: GameRecord, moves: Iterable[Move]) -> None:
+        """After moves were applied to `record.game`: log them, set the next deadline (or
+        end the game), and store it, with the finished game's record if it ended."""
+        game = record.game
+        assert game is not None
+        log = record.meta.log
+        for _, events in moves:
+            log.extend(entries_for(events))
+        del log[:-LOG_KEEP]
+        result = None
+        if game.is_over:
+            record.status = "finished"
+            record.deadline = None
+            result = finished_game(record, self.kit)
+        else:
+            self.set_deadline(record)
+        await self.save(record, result)
+
+    def set_deadline(self, record: GameRecord) -> None:
+        """The current turn's deadline, from now (none outside a running game, or without
+        a time limit)."""
+        timeout = self.kit.turn_timeout(record)
+        running = record.status == "running" and record.game is not None
+        record.deadline = (
+            self.kit.clock() + timedelta(seconds=timeout) if running and timeout else None
+        )
+        record.meta.warned = False
+
+    async def close_game(self, record: GameRecord) -> None:
+        """End a lobby or game without a result (raises `Conflict` if another writer got
+        there first: then nothing was applied)."""
+        record.status = "cancelled"
+        record.deadline = None
+        await self.save(record)
+
+    async def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup (callers hold both chats' locks): its games move
+        with it, and the old chat has no live game any more (`load` the new one)."""
+        async with self.db.transaction() as tx:
+            await tx.migrate_chat(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
+        record = self._live.pop(old_chat_id, None)
+        if record is not None:
+            self._chat_of.pop(record.id or 0, None)
+
+    def _notify_saved(self, record: GameRecord) -> None:
+        for listener in self.saved:
+            listener(record)
+
+    # ---------------------------------------------------------------- background work
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run `work` in a task of its own, kept until it ends (see `settle`, `close`)."""
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def busy(self) -> bool:
+        """Whether background work (a reload, a deadline being handled) is under way."""
+        return bool(self._background)
+
+    def held(self) -> tuple[int, int, int]:
+        """What the store holds in memory: live records, game ids known, chat locks."""
+        return len(self._live), len(self._chat_of), len(self.locks)
+
+    async def settle(self) -> None:
+        """Wait until no background work is left (what was started meanwhile included)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Cancel the background work (shutdown)."""
+        tasks = list(self._background)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def reload_soon(self, chat_id: int) -> None:
+        """After a failed save: load the stored game again (when the chat's lock is free) and
+        show it, so that what players see is what is stored, and its deadline and computer
+        players go on without waiting for a tap."""
+        if chat_id in self._reloading:  # one at a time: a save failing within a reload
+            return  # must not start another (new messages each time, for ever)
+        self._reloading.add(chat_id)
+        task = self.spawn(self._reload(chat_id))
+        task.add_done_callback(lambda _: self._reloading.discard(chat_id))
+
+    async def _reload(self, chat_id: int) -> None:
+        for attempt, delay in enumerate(self.reload_delays, 1):
+            await asyncio.sleep(delay)
+            try:
+                async with self.locks[chat_id]:
+                    if chat_id in self._live:
+                        return  # an update of the chat has loaded it meanwhile
+                    record = await self.load(chat_id)
+                    if record is None:
+                        return
+                    if self.show_again is not None:
+                        await self.show_again(record)  # the stored state, and on from it
+                    if chat_id in self._live:
+                        return
+                    # a save within failed and dropped it again: try once more later
+            except Exception:
+                logger.exception(
+                    "could not reload the game of chat %s (attempt %s)", chat_id, attempt
+                )
+
+
+def finished_game(record: GameRecord, kit: Kit) -> FinishedGame:
+    """The permanent record of a game that just ended (R17, R18)."""
+    game = record.game
+    assert game is not None and game.outcome is not None and record.id is not None
+    outcome = game.outcome
+    left = record.meta.left
+    seats = {s.player_id: s for s in record.lobby.seats}
+    places = outcome.places(game.players)
+    participants = []
+    for seat_no, p in enumerate(game.players):
+        seat = seats[p]
+        res: ParticipantResult
+        if outcome.draw:
+            res = "draw"
+        elif p == outcome.durak:
+            # kicked, or left the group: resigned (R18); removed for timeouts: timed_out
+            how = left.get(p)
+            res = "durak" if how is None else "timed_out" if how == "timed_out" else "resigned"
+        else:
+            res = "won"
+        participants.append(
+            Participant(
+                seat=seat_no,
+                player_id=p,
+                user_id=seat.user_id,
+                name=seat.name,
+                is_computer=seat.is_computer,
+                result=res,
+                place=places[p],
+            )
+        )
+    return FinishedGame(
+        chat_id=record.chat_id,
+        game_id=record.id,
+        rules=record.rules,
+        started_at=record.started_at or record.created_at,
+        ended_at=kit.clock(),
+        bouts=outcome.bouts,
+        draw=outcome.draw,
+        durak=outcome.durak,
+        participants=participants,
+        practice=record.meta.practice,
+    )

@@ -1,0 +1,200 @@
+"""The bot's own state of a game (`GameRecord.meta`): typed, versioned, and stored as JSON.
+
+Storage keeps it with the game and knows its shape, so that every reader gets the same
+typed value and a stored game of an older release still loads:
+
+- **version 1** (before `v` was written): a plain JSON object with the same keys, each
+  optional, written by the bot as it pleased. Values of the wrong type (a damaged row, a
+  hand-edited database) read as the field's default rather than stopping the game.
+- **version 2** (`"v": 2`): the same keys, written only when they differ from the default.
+
+Keys this release does not know (written by a newer one) are kept in `extra` and written
+back as they were, so that a rollback loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+META_VERSION: Final = 2
+
+Departure = Literal["resigned", "timed_out", "kicked", "left"]
+"""How a player left a running game before its end (R18)."""
+DEPARTURES: Final[tuple[Departure, ...]] = get_args(Departure)
+
+LogKind = Literal[
+    "attack",  # the bout's first card (R8)
+    "add",  # a card thrown in (R9)
+    "defend",
+    "transfer",
+    "show",  # a transfer by showing the trump (R14)
+    "take",
+    "pass",
+    "beaten",
+    "picked",
+    "out",
+    "exchange",
+    "resign",
+    "redeal",
+    "timeout",  # the bot moved for a player whose time ran out
+    "removed",  # removed after three timeouts in a row
+    "kicked",
+    "left",  # left the group
+]
+LOG_KINDS: Final[frozenset[str]] = frozenset(get_args(LogKind))
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One line of the table's log of recent events, stored with the game so that the table
+    reads the same after a restart. It names players and counts, never a card."""
+
+    kind: LogKind
+    player: str | None = None
+    target: str | None = None  # a transfer's new defender
+    count: int | None = None  # cards beaten off or picked up
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"e": self.kind}
+        if self.player is not None:
+            out["p"] = self.player
+        if self.target is not None:
+            out["to"] = self.target
+        if self.count is not None:
+            out["n"] = self.count
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> LogEntry | None:
+        """The entry stored as `value`; None for one this release cannot read."""
+        if not isinstance(value, Mapping) or value.get("e") not in LOG_KINDS:
+            return None
+        count = value.get("n")
+        return cls(
+            kind=value["e"],
+            player=_text_or_none(value.get("p")),
+            target=_text_or_none(value.get("to")),
+            count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+        )
+
+
+@dataclass(kw_only=True, slots=True)
+class GameMeta:
+    """What the bot keeps about a game besides the engine's state.
+
+    ``title``: the group's title when the lobby opened (practice: the practice title).
+    ``opener``: the name of who has the lobby's say (Start, Cancel, computers).
+    ``turn_timeout``: seconds per move for this game (0: none); None: the bot's default.
+    ``langs``: each player's language, for their hand. ``log``: the table's recent events.
+    ``left``: how players left before the end (R18). ``blocked``: players who blocked the bot
+    (their hand is not sent). ``invited``: users given the Join link (may join without being
+    members). ``practice``: a game against computers in a private chat, unranked.
+    ``previous_durak``: the durak of the game this one was played again from (R7).
+    ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
+    was given extra time after a restart (once per move).
+    """
+
+    title: str = ""
+    opener: str = ""
+    turn_timeout: int | None = None
+    langs: dict[str, str] = field(default_factory=dict)
+    log: list[LogEntry] = field(default_factory=list)
+    left: dict[str, Departure] = field(default_factory=dict)
+    blocked: list[str] = field(default_factory=list)
+    invited: list[int] = field(default_factory=list)
+    practice: bool = False
+    previous_durak: str | None = None
+    warned: bool = False
+    grace_move: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys of a newer release, kept as they were."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (version 2): only what differs from the default."""
+        out: dict[str, Any] = {**self.extra, "v": META_VERSION}
+        if self.title:
+            out["title"] = self.title
+        if self.opener:
+            out["opener"] = self.opener
+        if self.turn_timeout is not None:
+            out["turn_timeout"] = self.turn_timeout
+        if self.langs:
+            out["langs"] = self.langs
+        if self.log:
+            out["log"] = [entry.to_json() for entry in self.log]
+        if self.left:
+            out["left"] = self.left
+        if self.blocked:
+            out["blocked"] = self.blocked
+        if self.invited:
+            out["invited"] = self.invited
+        if self.practice:
+            out["practice"] = True
+        if self.previous_durak is not None:
+            out["previous_durak"] = self.previous_durak
+        if self.warned:
+            out["warned"] = True
+        if self.grace_move is not None:
+            out["grace_move"] = self.grace_move
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> GameMeta:
+        """Read a stored meta object of version 1 or 2 (see the module's docstring)."""
+        if not isinstance(value, Mapping):
+            return cls()
+        langs = value.get("langs")
+        left = value.get("left")
+        log = value.get("log")
+        return cls(
+            title=_text(value.get("title")),
+            opener=_text(value.get("opener")),
+            turn_timeout=_int_or_none(value.get("turn_timeout")),
+            langs={str(k): v for k, v in langs.items() if isinstance(v, str)}
+            if isinstance(langs, Mapping)
+            else {},
+            log=[e for item in log if (e := LogEntry.from_json(item)) is not None]
+            if isinstance(log, list)
+            else [],
+            left={str(k): v for k, v in left.items() if v in DEPARTURES}
+            if isinstance(left, Mapping)
+            else {},
+            blocked=_list_of(value.get("blocked"), str),
+            invited=_list_of(value.get("invited"), int),
+            practice=value.get("practice") is True,
+            previous_durak=_text_or_none(value.get("previous_durak")),
+            warned=value.get("warned") is True,
+            grace_move=_int_or_none(value.get("grace_move")),
+            extra={k: v for k, v in value.items() if k not in _KNOWN},
+        )
+
+
+_KNOWN: Final = frozenset(
+    {"v", *(name for name in GameMeta.__dataclass_fields__ if name != "extra")}
+)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.strip().lstrip("-").isdigit():
+        return int(value)  # version 1 took whatever a setting held
+    return None
+
+
+def _list_of(value: Any, kind: type) -> list[Any]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, kind) and not isinstance(item, bool)]
