@@ -1,4 +1,5 @@
-"""Telegram layer (python-telegram-bot v22): thin handlers over `bot.service.GameService`."""
+"""The Telegram layer (python-telegram-bot v22): updates in through `bot.telegram.handlers`,
+the features in `bot.play`, everything sent through `bot.delivery` (docs/architecture.md)."""
 
 import os
 

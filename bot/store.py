@@ -95,6 +95,39 @@ class Unit:
         return record
 
 
+class Background:
+    """Tasks that run beside the updates (reloads, deadlines being handled), kept until
+    they end, so that a test can wait for them and a shutdown can stop them."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run `work` in a task of its own, kept until it ends."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def busy(self) -> bool:
+        """Whether any of that work is under way."""
+        return bool(self._tasks)
+
+    async def settle(self) -> None:
+        """Wait until no work is left (what was started meanwhile included)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Cancel the work (shutdown)."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 class GameStore:
     """The chats' games: locks, the live copies, saving, and reloading after a failure."""
 
@@ -105,7 +138,7 @@ class GameStore:
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._reloading: set[int] = set()  # chats whose game is being loaded again
-        self._background: set[asyncio.Task[Any]] = set()
+        self.background = Background()
         # Pauses before each attempt to load a game again after its save failed (a database
         # that is briefly locked or unreachable); then the chat waits for its next update.
         self.reload_delays: tuple[float, ...] = RELOAD_DELAYS
@@ -285,36 +318,11 @@ class GameStore:
         for listener in self.saved:
             listener(record)
 
-    # ---------------------------------------------------------------- background work
-
-    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run `work` in a task of its own, kept until it ends (see `settle`, `close`)."""
-        task = asyncio.create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
-
-    def busy(self) -> bool:
-        """Whether background work (a reload, a deadline being handled) is under way."""
-        return bool(self._background)
+    # ---------------------------------------------------------------- after a failure
 
     def held(self) -> tuple[int, int, int]:
         """What the store holds in memory: live records, game ids known, chat locks."""
         return len(self._live), len(self._chat_of), len(self.locks)
-
-    async def settle(self) -> None:
-        """Wait until no background work is left (what was started meanwhile included)."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
-
-    async def close(self) -> None:
-        """Cancel the background work (shutdown)."""
-        tasks = list(self._background)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     def reload_soon(self, chat_id: int) -> None:
         """After a failed save: load the stored game again (when the chat's lock is free) and
@@ -323,7 +331,7 @@ class GameStore:
         if chat_id in self._reloading:  # one at a time: a save failing within a reload
             return  # must not start another (new messages each time, for ever)
         self._reloading.add(chat_id)
-        task = self.spawn(self._reload(chat_id))
+        task = self.background.spawn(self._reload(chat_id))
         task.add_done_callback(lambda _: self._reloading.discard(chat_id))
 
     async def _reload(self, chat_id: int) -> None:

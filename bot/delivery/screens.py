@@ -253,6 +253,41 @@ class Screens:
         A hand that fails for a while (429, a timeout) is shown again by `hand_retries`:
         scheduled once per pass, or (`retrying`, a pass of `hand_retries` itself) raised for
         it to count. `patient`: wait out a short 429 in place (the end of a game)."""
+        shows = self._hands_to_show(record, only, force, choice, transfer_to)
+        # Each hand is its own private chat: all go out at once, so a move's hands take one
+        # round trip to Telegram, not one each (the chat's lock is held meanwhile).
+        if len(shows) == 1:
+            outcomes: list[Any] = [await self._show_hand(record, *shows[0], patient=patient)]
+        else:
+            outcomes = await asyncio.gather(
+                *(self._show_hand(record, *show, patient=patient) for show in shows),
+                return_exceptions=True,
+            )
+        errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+        if errors:  # none of them expects these: raised once all are done, the first one
+            for error in errors[1:]:
+                logger.error("showing a hand failed", exc_info=error)
+            raise errors[0]
+        changed_ids = any(changed for changed, _ in outcomes)
+        failed = next((error for _, error in outcomes if error is not None), None)
+        if changed_ids:
+            await self.store.save_quietly(record)
+        if failed is None:
+            self.hand_retries.reset(record.chat_id)
+        elif retrying:
+            raise failed  # hand_retries counts it and tries again later, or gives up
+        else:
+            self.hand_retries.retry_later(record.chat_id, failed)
+
+    def _hands_to_show(
+        self,
+        record: GameRecord,
+        only: set[str] | None,
+        force: bool,
+        choice: Sequence[Action] | None,
+        transfer_to: str | None,
+    ) -> list[tuple[Seat, Any, render.Rendered]]:
+        """The hands of `hands` that need showing: seat, state, message."""
         game = record.game
         assert game is not None and record.id is not None
         kit = self.kit
@@ -285,30 +320,7 @@ class Screens:
             if game.is_over:
                 rendered = render.Rendered(rendered.text)
             shows.append((seat, None if choice else state, rendered))
-        # Each hand is its own private chat: all go out at once, so a move's hands take one
-        # round trip to Telegram, not one each (the chat's lock is held meanwhile).
-        if len(shows) == 1:
-            outcomes: list[Any] = [await self._show_hand(record, *shows[0], patient=patient)]
-        else:
-            outcomes = await asyncio.gather(
-                *(self._show_hand(record, *show, patient=patient) for show in shows),
-                return_exceptions=True,
-            )
-        errors = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
-        if errors:  # none of them expects these: raised once all are done, the first one
-            for error in errors[1:]:
-                logger.error("showing a hand failed", exc_info=error)
-            raise errors[0]
-        changed_ids = any(changed for changed, _ in outcomes)
-        failed = next((error for _, error in outcomes if error is not None), None)
-        if changed_ids:
-            await self.store.save_quietly(record)
-        if failed is None:
-            self.hand_retries.reset(record.chat_id)
-        elif retrying:
-            raise failed  # hand_retries counts it and tries again later, or gives up
-        else:
-            self.hand_retries.retry_later(record.chat_id, failed)
+        return shows
 
     async def _show_hand(
         self,

@@ -53,7 +53,7 @@ class Rooms:
         deadlines being handled, games being reloaded (for tests and benchmarks)."""
         while True:
             await self.computers.settle()
-            await self.store.settle()
+            await self.store.background.settle()
             if not self.computers.planned():
                 return
 
@@ -63,7 +63,7 @@ class Rooms:
         every hand), publish pending table edits, then schedule nothing more."""
         self.screens.hand_retries.close()
         await self.computers.close()
-        await self.store.close()
+        await self.store.background.close()
         await self.screens.close()
 
 

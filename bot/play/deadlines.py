@@ -134,7 +134,7 @@ class Deadlines:
                 work = self._warn_chat(record, now)
             else:
                 continue
-            task = self.store.spawn(work)
+            task = self.store.background.spawn(work)
             self._due_tasks[chat_id] = task
             task.add_done_callback(functools.partial(self._due_done, chat_id))
 

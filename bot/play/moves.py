@@ -63,29 +63,10 @@ class Moves:
                 await out.answer(query, t(lang, "error-stale"))
                 await self.screens.hands(record, only={pid}, force=True)
                 return
-            action: Action
             if isinstance(intent, CardTap):
-                options = actions_for_card(game.legal_actions(pid), intent.card)
-                if not options:
-                    code = why_not(game, pid, intent.card)  # None: fine, but not now
-                    if code is None:
-                        await out.answer(query, t(lang, "error-not-your-turn"))
-                    else:
-                        await out.answer(query, self.error_text(lang, code))
+                action = await self._card(record, pid, lang, intent, query)
+                if action is None:  # answered: why not, or which of several it means
                     return
-                # A card that would only transfer asks first: a defender who meant to cover
-                # must not pass the bout on by mistake (the Transfer buttons are one tap).
-                if len(options) > 1 or isinstance(options[0], Transfer):
-                    await out.answer(query)
-                    await self.screens.hands(
-                        record,
-                        only={pid},
-                        force=True,
-                        choice=options,
-                        transfer_to=transfer_target(game, pid, options),
-                    )
-                    return
-                action = options[0]
             else:
                 action = intent
             try:
@@ -108,6 +89,35 @@ class Moves:
                 await self.computers.after_move(record)
             finally:
                 await answering
+
+    async def _card(
+        self, record: GameRecord, pid: str, lang: str, tap: CardTap, query: Tap
+    ) -> Action | None:
+        """What a tapped card means: the one action it plays, or None once the tap was
+        answered with why it cannot be played or with the options to choose from."""
+        game = record.game
+        assert game is not None
+        options = actions_for_card(game.legal_actions(pid), tap.card)
+        if not options:
+            code = why_not(game, pid, tap.card)  # None: fine, but not now
+            if code is None:
+                await self.out.answer(query, self.kit.t(lang, "error-not-your-turn"))
+            else:
+                await self.out.answer(query, self.error_text(lang, code))
+            return None
+        # A card that would only transfer asks first: a defender who meant to cover must not
+        # pass the bout on by mistake (the Transfer buttons are one tap).
+        if len(options) > 1 or isinstance(options[0], Transfer):
+            await self.out.answer(query)
+            await self.screens.hands(
+                record,
+                only={pid},
+                force=True,
+                choice=options,
+                transfer_to=transfer_target(game, pid, options),
+            )
+            return None
+        return options[0]
 
     async def unknown_button(self, *, query: Tap, person: Person) -> None:
         """Callback data the bot never made (forged, or from a much older version): nothing

@@ -896,7 +896,7 @@ async def test_a_move_that_meets_another_writer_changes_nothing_and_the_game_goe
     tap = attacker.tap(hand, first.callback_data or "")
     await h.send(tap)
     assert "changed at the same moment" in (h.fake.answer_for(tap).text or "")
-    await h.rooms.store.settle()  # the stored game is loaded again
+    await h.rooms.store.background.settle()  # the stored game is loaded again
     reloaded = running_game(h, group)
     assert reloaded is not None and reloaded.move_number == 0
     tap = attacker.tap(h.hand_message(attacker), first.callback_data or "")
@@ -934,7 +934,7 @@ async def test_a_game_whose_save_failed_is_loaded_again_even_if_the_first_reload
     first = next(b for row in hand.buttons for b in row if "·" not in b.text)
     await h.send(attacker.tap(hand, first.callback_data or ""))  # its save meets a Conflict
     assert h.rooms.store.live(group.id) is None
-    await h.rooms.store.settle()
+    await h.rooms.store.background.settle()
     assert failures == []  # two reloads failed ...
     assert h.rooms.store.live(group.id) is not None  # ... and the third brought the game back
     assert h.rooms.deadlines.next_deadline() is not None

@@ -265,7 +265,7 @@ async def test_a_move_the_database_did_not_store_is_answered_and_changes_nothing
     tap = attacker.tap(hand, card.callback_data or "")
     await h.send(tap)
     undo()
-    await h.rooms.store.settle()  # the stored game is loaded and shown
+    await h.rooms.store.background.settle()  # the stored game is loaded and shown
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text == h.rooms.kit.t("en", "error-storage")
     assert live(h, group).move_number == 0
@@ -285,7 +285,7 @@ async def test_start_is_announced_only_once_the_game_is_stored(
     tap = alice.tap(h.lobby_message(group), "Start")
     await h.send(tap)
     undo()
-    await h.rooms.store.settle()
+    await h.rooms.store.background.settle()
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text == h.rooms.kit.t("en", "error-storage")
     assert h.rooms.store.live(group.id).status == "lobby"
@@ -317,7 +317,7 @@ async def test_hands_are_dealt_even_if_the_new_tables_id_is_not_stored(
 
     monkeypatch.setattr(h.rooms.store, "save", second_save_fails)
     await h.send(alice.tap(h.lobby_message(group), "Start"))
-    await h.rooms.store.settle()
+    await h.rooms.store.background.settle()
     for user in (alice, bob):  # each got a hand with card buttons
         hands = [m for m in h.fake.messages(user.id) if m.buttons and "Trump" in m.text]
         assert len(hands) == 1 and len(hands[0].button_texts) >= 6
@@ -512,10 +512,10 @@ async def test_a_database_that_keeps_failing_does_not_make_the_bot_flood_a_chat(
     failing_writes(h, monkeypatch)
     await attack(h, group)
     for _ in range(20):  # let every reload run to its end
-        if not h.rooms.store.busy():
+        if not h.rooms.store.background.busy():
             break
-        await h.rooms.store.settle()
-    assert not h.rooms.store.busy(), "reloads start reloads"
+        await h.rooms.store.background.settle()
+    assert not h.rooms.store.background.busy(), "reloads start reloads"
     assert len(h.fake.messages(group.id)) - posts <= 1  # at most the one new table
 
 
@@ -620,8 +620,8 @@ async def test_a_game_dropped_again_while_reloading_is_loaded_once_more(
     h.fake.delete_by_user(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     failing_writes(h, monkeypatch, times=2)
     await attack(h, group)
-    while h.rooms.store.busy():
-        await h.rooms.store.settle()
+    while h.rooms.store.background.busy():
+        await h.rooms.store.background.settle()
     assert h.rooms.store.live(group.id) is not None
     h.clock.advance(61)
     assert await h.rooms.deadlines.run_due() == 1
