@@ -99,25 +99,11 @@ _METHODS = (
     "getMe",
     "sendMessage",
     "editMessageText",
-    "editMessageReplyMarkup",
-    "deleteMessage",
-    "deleteMessages",
     "answerCallbackQuery",
     "getChatMember",
-    "getChatAdministrators",
-    "getChatMemberCount",
-    "getChat",
     "setMyCommands",
-    "deleteMyCommands",
-    "getMyCommands",
-    "leaveChat",
-    "sendChatAction",
     "getUpdates",
     "deleteWebhook",
-    "setWebhook",
-    "getWebhookInfo",
-    "close",
-    "logOut",
 )
 _CANONICAL = {name.lower(): name for name in _METHODS}
 
@@ -125,15 +111,11 @@ _JSON_PARAMS = frozenset(
     {
         "reply_markup",
         "entities",
-        "caption_entities",
         "reply_parameters",
         "link_preview_options",
         "commands",
         "scope",
         "allowed_updates",
-        "message_ids",
-        "media",
-        "permissions",
     }
 )
 _INT_PARAMS = frozenset(
@@ -146,8 +128,6 @@ _INT_PARAMS = frozenset(
         "cache_time",
         "message_thread_id",
         "reply_to_message_id",
-        "until_date",
-        "max_connections",
         "direct_messages_topic_id",
     }
 )
@@ -158,11 +138,8 @@ _BOOL_PARAMS = frozenset(
         "protect_content",
         "drop_pending_updates",
         "allow_sending_without_reply",
-        "revoke_messages",
-        "only_if_banned",
         "disable_web_page_preview",
         "allow_paid_broadcast",
-        "for_channels",
     }
 )
 _BUTTON_ACTIONS = (
@@ -649,7 +626,6 @@ class FakeTelegram:
         self.clock: Callable[[], int] = clock or (lambda: int(time.time()))
         self.transport = httpx.MockTransport(self._handle)
         self.calls: list[Call] = []
-        self.webhook_url = ""
         self._users: dict[int, FakeUser] = {}
         self._groups: dict[int, FakeGroup] = {}
         self._messages: dict[int, list[FakeMessage]] = {}
@@ -1400,47 +1376,10 @@ class FakeTelegram:
         # Like Telegram: omitting reply_markup removes the inline keyboard.
         return self._apply_edit(msg, plain, source, parse_mode, entities, markup)
 
-    def _api_editMessageReplyMarkup(self, params: JSON) -> JSON:
-        markup = self._validate_markup(params.get("reply_markup"), inline_only=True)
-        _, msg = self._editable(params)
-        return self._apply_edit(msg, msg.text, msg.html, msg.parse_mode, msg.entities, markup)
-
     def delete_by_user(self, chat_id: int, message_id: int) -> None:
         """Someone (an admin of the group, or the user in a private chat) deletes a message:
         later edits of it fail with "message to edit not found"."""
         self._get_message(chat_id, message_id).deleted = True
-
-    def _delete(self, chat: FakeUser | FakeGroup, message_id: int) -> None:
-        try:
-            msg = self._get_message(chat.id, message_id)
-        except LookupError:
-            raise _ApiError(400, "Bad Request: message to delete not found") from None
-        if msg.deleted:
-            raise _ApiError(400, "Bad Request: message to delete not found")
-        if isinstance(chat, FakeGroup) and not msg.from_bot and chat.bot_status != "administrator":
-            raise _ApiError(400, "Bad Request: message can't be deleted")
-        msg.deleted = True
-
-    def _api_deleteMessage(self, params: JSON) -> bool:
-        chat = self._resolve_chat(params)
-        self._check_access(chat, sending=False)
-        if params.get("message_id") is None:
-            raise _ApiError(400, "Bad Request: message identifier is not specified")
-        self._delete(chat, params["message_id"])
-        return True
-
-    def _api_deleteMessages(self, params: JSON) -> bool:
-        chat = self._resolve_chat(params)
-        self._check_access(chat, sending=False)
-        ids = params.get("message_ids") or []
-        if not isinstance(ids, list) or not 1 <= len(ids) <= 100:
-            raise _ApiError(400, "Bad Request: message identifiers are not specified")
-        for message_id in ids:
-            try:
-                self._delete(chat, int(message_id))
-            except _ApiError:
-                continue  # Telegram skips messages it can't find
-        return True
 
     def _api_answerCallbackQuery(self, params: JSON) -> bool:
         query_id = str(params.get("callback_query_id", ""))
@@ -1475,61 +1414,6 @@ class FakeTelegram:
             return self._member_dict(user.to_dict(), "member")
         return self._member_dict(user.to_dict(), chat.status_of(user_id))
 
-    def _api_getChatAdministrators(self, params: JSON) -> list[JSON]:
-        chat = self._resolve_chat(params)
-        if isinstance(chat, FakeUser):
-            raise _ApiError(400, "Bad Request: there are no administrators in the private chat")
-        self._check_access(chat, sending=False)
-        admins = [
-            self._member_dict(self._users[uid].to_dict(), status)
-            for uid, status in chat.members.items()
-            if status in ("creator", "administrator") and uid in self._users
-        ]
-        if chat.bot_status == "administrator":
-            admins.append(self._member_dict(self.bot_user, "administrator"))
-        return admins
-
-    def _api_getChatMemberCount(self, params: JSON) -> int:
-        chat = self._resolve_chat(params)
-        self._check_access(chat, sending=False)
-        if isinstance(chat, FakeUser):
-            return 2
-        humans = sum(1 for s in chat.members.values() if s not in ("left", "kicked"))
-        return humans + (1 if chat.bot_status in ("member", "administrator") else 0)
-
-    def _api_getChat(self, params: JSON) -> JSON:
-        chat = self._resolve_chat(params)
-        self._check_access(chat, sending=False)
-        return {
-            **chat.chat_dict(),
-            "accent_color_id": 0,
-            "max_reaction_count": 11,
-            "accepted_gift_types": {
-                "unlimited_gifts": False,
-                "limited_gifts": False,
-                "unique_gifts": False,
-                "premium_subscription": False,
-                "gifts_from_channels": False,
-            },
-        }
-
-    def _api_leaveChat(self, params: JSON) -> bool:
-        chat = self._resolve_chat(params)
-        if isinstance(chat, FakeUser):
-            raise _ApiError(
-                400, "Bad Request: chat member status can't be changed in private chats"
-            )
-        self._check_access(chat, sending=False)
-        chat.bot_status = "left"
-        return True
-
-    def _api_sendChatAction(self, params: JSON) -> bool:
-        chat = self._resolve_chat(params)
-        self._check_access(chat)
-        if not params.get("action"):
-            raise _ApiError(400, "Bad Request: action is empty")
-        return True
-
     @staticmethod
     def _scope_key(scope: Any) -> str:
         return json.dumps(scope or {"type": "default"}, sort_keys=True)
@@ -1551,14 +1435,6 @@ class FakeTelegram:
         ]
         return True
 
-    def _api_deleteMyCommands(self, params: JSON) -> bool:
-        key = (self._scope_key(params.get("scope")), str(params.get("language_code") or ""))
-        self._commands.pop(key, None)
-        return True
-
-    def _api_getMyCommands(self, params: JSON) -> list[JSON]:
-        return self.commands(params.get("scope"), str(params.get("language_code") or ""))
-
     def _deliverable(self, allowed: Sequence[str] | None) -> list[JSON]:
         def kind(update: JSON) -> str:
             return next((k for k in _UPDATE_KINDS if k in update), "")
@@ -1568,12 +1444,6 @@ class FakeTelegram:
         return [u for u in self._pending_updates if kind(u) not in _DEFAULT_EXCLUDED_UPDATES]
 
     async def _api_getUpdates(self, params: JSON) -> list[JSON]:
-        if self.webhook_url:
-            raise _ApiError(
-                409,
-                "Conflict: can't use getUpdates method while webhook is active; use "
-                "deleteWebhook to delete the webhook first",
-            )
         offset = params.get("offset") or 0
         if offset > 0:  # confirm everything before the offset
             self._pending_updates = [u for u in self._pending_updates if u["update_id"] >= offset]
@@ -1590,26 +1460,6 @@ class FakeTelegram:
         return updates[:limit]
 
     def _api_deleteWebhook(self, params: JSON) -> bool:
-        self.webhook_url = ""
         if params.get("drop_pending_updates"):
             self._pending_updates.clear()
-        return True
-
-    def _api_setWebhook(self, params: JSON) -> bool:
-        self.webhook_url = str(params.get("url") or "")
-        if params.get("drop_pending_updates"):
-            self._pending_updates.clear()
-        return True
-
-    def _api_getWebhookInfo(self, params: JSON) -> JSON:
-        return {
-            "url": self.webhook_url,
-            "has_custom_certificate": False,
-            "pending_update_count": len(self._pending_updates),
-        }
-
-    def _api_close(self, params: JSON) -> bool:
-        return True
-
-    def _api_logOut(self, params: JSON) -> bool:
         return True
