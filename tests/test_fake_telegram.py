@@ -39,7 +39,7 @@ from telegram.ext import (
 )
 
 from tests.fakes import BOT_USERNAME, Button, FakeTelegram, parse_html
-from tests.fakes.telegram import _METHODS as METHODS
+from tests.fakes.telegram.methods import METHODS
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
