@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dtm
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import (
+    Bot,
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Update,
+)
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -31,6 +39,7 @@ from telegram.ext import (
 )
 
 from tests.fakes import BOT_USERNAME, Button, FakeTelegram, parse_html
+from tests.fakes.telegram.methods import METHODS
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
 
@@ -185,15 +194,19 @@ async def test_send_edit_and_not_modified(fake: FakeTelegram, bot: Bot) -> None:
         "Message is not modified: specified new message content and reply markup are exactly "
         "the same as a current content and reply markup of the message"
     )
-    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):
-        await bot.edit_message_reply_markup(group.id, sent.message_id, reply_markup=markup)
 
     # Same text without reply_markup: Telegram removes the keyboard, so it *is* a change.
     await bot.edit_message_text(
         "<b>Lobby</b>: Alice", chat_id=group.id, message_id=sent.message_id, parse_mode="HTML"
     )
     assert stored.buttons == []
-    await bot.edit_message_reply_markup(group.id, sent.message_id, reply_markup=markup)
+    await bot.edit_message_text(
+        "<b>Lobby</b>: Alice",
+        chat_id=group.id,
+        message_id=sent.message_id,
+        parse_mode="HTML",
+        reply_markup=markup,
+    )
     assert stored.button_texts == ["Join", "Leave", "Start"]
 
     with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
@@ -212,14 +225,12 @@ async def test_message_ids_increase_per_chat(fake: FakeTelegram, bot: Bot) -> No
     assert [m.text for m in fake.messages(g1.id)] == ["a", "b"]
 
 
-async def test_delete_message(fake: FakeTelegram, bot: Bot) -> None:
+async def test_a_message_deleted_by_someone_can_not_be_edited(fake: FakeTelegram, bot: Bot) -> None:
     group = fake.group(-1001, "Club")
     sent = await bot.send_message(group.id, "bye")
-    assert await bot.delete_message(group.id, sent.message_id)
+    fake.delete_by_user(group.id, sent.message_id)
     assert fake.messages(group.id) == []
     assert fake.messages(group.id, include_deleted=True)[0].deleted
-    with pytest.raises(BadRequest, match=r"(?i)message to delete not found"):
-        await bot.delete_message(group.id, sent.message_id)
     with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
         await bot.edit_message_text("x", chat_id=group.id, message_id=sent.message_id)
 
@@ -260,8 +271,11 @@ async def test_callback_data_limit_is_64_utf8_bytes(fake: FakeTelegram, bot: Bot
         await bot.send_message(group.id, "no", reply_markup=keyboard([("A", "x" * 65)]))
     sent = fake.last_message(group.id)
     with pytest.raises(BadRequest, match=r"(?i)BUTTON_DATA_INVALID"):
-        await bot.edit_message_reply_markup(
-            group.id, sent.message_id, reply_markup=keyboard([("A", "x" * 65)])
+        await bot.edit_message_text(
+            "no",
+            chat_id=group.id,
+            message_id=sent.message_id,
+            reply_markup=keyboard([("A", "x" * 65)]),
         )
 
 
@@ -364,7 +378,7 @@ async def test_bot_kicked_or_left_group(fake: FakeTelegram, bot: Bot) -> None:
         await bot.send_message(basic.id, "hi")
     supergroup.add_bot(owner)
     await bot.send_message(supergroup.id, "back")
-    assert await bot.leave_chat(supergroup.id)
+    supergroup.remove_bot(owner, kicked=False)  # the bot leaves
     with pytest.raises(Forbidden, match="bot is not a member of the supergroup chat"):
         await bot.send_message(supergroup.id, "hi")
 
@@ -383,7 +397,7 @@ async def test_group_migration(fake: FakeTelegram, bot: Bot) -> None:
     assert basic.migrated_to.migrated_from_update()["message"]["migrate_from_chat_id"] == -55
 
 
-async def test_members_admins_and_chat_info(fake: FakeTelegram, bot: Bot) -> None:
+async def test_chat_members(fake: FakeTelegram, bot: Bot) -> None:
     owner = fake.user(1, "Owner")
     admin = fake.user(2, "Admin")
     member = fake.user(3, "Member")
@@ -395,36 +409,66 @@ async def test_members_admins_and_chat_info(fake: FakeTelegram, bot: Bot) -> Non
     assert (await bot.get_chat_member(group.id, member.id)).status == "member"
     assert (await bot.get_chat_member(group.id, outsider.id)).status == "left"
     assert (await bot.get_chat_member(group.id, bot.id)).status == "member"
-    admins = await bot.get_chat_administrators(group.id)
-    assert {a.user.id for a in admins} == {owner.id, admin.id}
-    info = await bot.get_chat(group.id)
-    assert info.title == "Club"
-    assert info.type == "supergroup"
-    assert await bot.get_chat_member_count(group.id) == 4  # 3 humans + bot
 
     member.leave(group)
     assert (await bot.get_chat_member(group.id, member.id)).status == "left"
-    with pytest.raises(BadRequest, match=r"(?i)no administrators in the private chat"):
-        await bot.get_chat_administrators(owner.id)
 
 
 async def test_commands_roundtrip(fake: FakeTelegram, bot: Bot) -> None:
-    from telegram import BotCommand, BotCommandScopeAllGroupChats
-
     await bot.set_my_commands([BotCommand("newgame", "New game")])
     await bot.set_my_commands(
         [BotCommand("newgame", "Neues Spiel")],
         scope=BotCommandScopeAllGroupChats(),
         language_code="de",
     )
-    assert [c.description for c in await bot.get_my_commands()] == ["New game"]
-    german = await bot.get_my_commands(scope=BotCommandScopeAllGroupChats(), language_code="de")
-    assert [c.description for c in german] == ["Neues Spiel"]
+    assert [c["description"] for c in fake.commands()] == ["New game"]
+    german = fake.commands({"type": "all_group_chats"}, "de")
+    assert [c["description"] for c in german] == ["Neues Spiel"]
     assert fake.commands({"type": "all_group_chats"}, "de")[0]["command"] == "newgame"
     with pytest.raises(BadRequest, match=r"(?i)BOT_COMMAND_INVALID"):
         await bot.set_my_commands([BotCommand("NewGame", "x")])
-    await bot.delete_my_commands()
-    assert await bot.get_my_commands() == ()
+
+
+async def test_chat_member_and_commands_from_a_form_and_from_json_bodies(
+    fake: FakeTelegram,
+) -> None:
+    owner = fake.user(1, "Owner")
+    group = fake.group(-1001, "Club", owner=owner)
+    # PTB's own path: URL-encoded forms, commands and scope as JSON text
+    async with Bot(fake.token, request=fake.request(plain=True)) as plain:
+        assert (await plain.get_chat_member(group.id, owner.id)).status == "creator"
+        await plain.set_my_commands(
+            [BotCommand("newgame", "New game")], scope=BotCommandScopeAllGroupChats()
+        )
+    assert fake.commands({"type": "all_group_chats"}) == [
+        {"command": "newgame", "description": "New game"}
+    ]
+
+    # JSON bodies: numbers as numbers or as text; commands and scope as JSON text or objects
+    url = f"https://api.telegram.org/bot{fake.token}"
+    private = {"type": "all_private_chats"}
+    async with httpx.AsyncClient(transport=fake.transport) as client:
+        for member in (
+            {"chat_id": group.id, "user_id": owner.id},
+            {"chat_id": str(group.id), "user_id": str(owner.id)},
+        ):
+            answer = (await client.post(f"{url}/getChatMember", json=member)).json()
+            assert answer["result"]["status"] == "creator"
+        for language, commands, scope in (
+            ("en", '[{"command": "stats", "description": "Stats"}]', json.dumps(private)),
+            ("ru", [{"command": "stats", "description": "Статистика"}], private),
+        ):
+            body = {"commands": commands, "scope": scope, "language_code": language}
+            answer = (await client.post(f"{url}/setMyCommands", json=body)).json()
+            assert answer == {"ok": True, "result": True}
+    assert fake.commands(private, "en") == [{"command": "stats", "description": "Stats"}]
+    assert fake.commands(private, "ru") == [{"command": "stats", "description": "Статистика"}]
+    assert [c.ok for c in fake.calls if c.method != "getMe"] == [True] * 6
+
+
+def test_each_method_the_fake_answers_has_its_handler() -> None:
+    handlers = {name for name in dir(FakeTelegram) if name.startswith("_api_")}
+    assert handlers == {f"_api_{name}" for name in METHODS}
 
 
 # --------------------------------------------------------------------------- injection

@@ -1,4 +1,4 @@
-"""Test doubles: a fake Telegram Bot API for python-telegram-bot (see telegram.py)."""
+"""Test doubles: a fake Telegram Bot API for python-telegram-bot (the `telegram` package)."""
 
 from tests.fakes.html import HtmlParseError, parse_html
 from tests.fakes.telegram import (
