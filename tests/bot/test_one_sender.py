@@ -1,0 +1,50 @@
+"""Every Bot API call goes through the outbox: command replies too, which once went out
+through python-telegram-bot's `reply_text` and met a 429 with a traceback."""
+
+from __future__ import annotations
+
+from tests.bot.conftest import BotHarness
+
+
+async def test_a_command_reply_that_meets_a_429_is_sent_once_telegram_allows(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-7001, "Club", admins={alice})
+    waited: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waited.append(seconds)
+
+    h.rooms.kit.out.sleep = no_wait
+    h.fake.fail_next("sendMessage", 429, "Too Many Requests", retry_after=2, chat_id=group.id)
+    command = alice.send(group, "/help")
+    await h.send(command)
+    reply = h.fake.last_message(group.id)
+    assert waited == [2.0]  # waited out for this call alone, as every other send
+    assert reply.html == h.rooms.kit.t("en", "help-text")
+    assert reply.reply_to_message_id == command["message"]["message_id"]  # quotes the command
+
+
+async def test_a_private_command_reply_does_not_quote(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    await h.send(alice.start_private())
+    await h.send(alice.send(alice, "/newgame"))
+    reply = h.fake.last_message(alice.id)
+    assert reply.text == h.rooms.kit.t("en", "newgame-in-group")
+    assert reply.reply_to_message_id is None
+
+
+async def test_the_command_menus_are_set_through_the_outbox_for_every_language(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    for scope, first in (("all_group_chats", "newgame"), ("all_private_chats", "start")):
+        for lang in ("", "en", "de", "ru"):
+            menu = h.fake.commands({"type": scope}, lang)
+            assert menu, f"no menu for {scope} in {lang or 'every other language'}"
+            assert menu[0]["command"] == first
+            words = h.rooms.kit.t(lang or "en", f"cmd-{first}")
+            assert menu[0]["description"] == words
