@@ -7,25 +7,22 @@ next game and to an open lobby, never to a running game.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot import render
 from bot.delivery import Tap
-from bot.kit import Kit, Person, title
+from bot.house_rules import CHAT_WIDE_OPTIONS, effective_timeout, step
+from bot.kit import Person, title
 from bot.play.lobby import Lobbies
+from bot.play.room import Room
 from bot.render import stats as stats_view
-from bot.render.settings import effective_timeout, render_menu, step
-from bot.store import GameStore
+from bot.render.settings import render_menu
 from storage import NotFound, Transaction
 
-CHAT_WIDE_OPTIONS = frozenset("lc")
-"""/settings options that are the chat's, not a game's: language, computers on the leaderboard."""
 
-
-class ChatRoom:
-    def __init__(self, kit: Kit, store: GameStore, lobbies: Lobbies) -> None:
-        self.kit = kit
-        self.store = store
-        self.lobbies = lobbies
-        self.out = kit.out
+@dataclass(eq=False, repr=False)
+class ChatRoom(Room):
+    lobbies: Lobbies
 
     # ---------------------------------------------------------------- /rules
 

@@ -11,11 +11,11 @@ import asyncio
 import contextlib
 import logging
 import zlib
+from dataclasses import dataclass, field
 
 from bot import render
-from bot.delivery.screens import Screens
-from bot.kit import Kit, computers
-from bot.store import GameStore
+from bot.kit import computers
+from bot.play.room import Room
 from engine.ai import make_player
 from storage import GameRecord, Seat
 
@@ -31,12 +31,10 @@ def computer_to_move(record: GameRecord) -> str | None:
     return next((p for p in game.players if p in seats and p in game.to_act), None)
 
 
-class Computers:
-    def __init__(self, kit: Kit, store: GameStore, screens: Screens) -> None:
-        self.kit = kit
-        self.store = store
-        self.screens = screens
-        self._thinking: dict[int, asyncio.Task[None]] = {}  # chat id -> a computer's move
+@dataclass(eq=False, repr=False)
+class Computers(Room):
+    _thinking: dict[int, asyncio.Task[None]] = field(default_factory=dict, init=False)
+    """chat id -> a computer's move"""
 
     def thinking(self, chat_id: int) -> bool:
         """Whether a computer's move is planned in the chat."""

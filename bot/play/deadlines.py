@@ -16,15 +16,15 @@ import asyncio
 import contextlib
 import functools
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from bot.delivery.screens import Screens
-from bot.kit import MAX_TIMEOUTS, Kit
+from bot.kit import MAX_TIMEOUTS
 from bot.log import Move, RemovedForTimeouts, TimedOut
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
-from bot.store import GameStore
+from bot.play.room import Room
 from engine.advice import forced_resign, timeout_action
 from storage import GameRecord
 
@@ -34,25 +34,16 @@ DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline faile
 RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
 
 
-class Deadlines:
-    def __init__(
-        self,
-        kit: Kit,
-        store: GameStore,
-        screens: Screens,
-        computers: Computers,
-        lobbies: Lobbies,
-    ) -> None:
-        self.kit = kit
-        self.store = store
-        self.screens = screens
-        self.computers = computers
-        self.lobbies = lobbies
-        self._changed = asyncio.Event()
-        self._sleeping_until: datetime | None = None  # when the scheduler wakes up next
-        # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
-        self._retry_at: dict[int, datetime] = {}
-        self._due_tasks: dict[int, asyncio.Task[None]] = {}  # chat id -> its deadline, handled
+@dataclass(eq=False, repr=False)
+class Deadlines(Room):
+    computers: Computers
+    lobbies: Lobbies
+    _changed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _sleeping_until: datetime | None = field(default=None, init=False)  # the next wake-up
+    # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
+    _retry_at: dict[int, datetime] = field(default_factory=dict, init=False)
+    # chat id -> the task handling its deadline now
+    _due_tasks: dict[int, asyncio.Task[None]] = field(default_factory=dict, init=False)
 
     # ---------------------------------------------------------------- when
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
 from bot import render
 from bot.callbacks import AgainData, LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
-from bot.delivery.screens import Screens
-from bot.kit import Kit, Person, seated, title
+from bot.kit import Person, seated, title
 from bot.play.computers import Computers
 from bot.play.moves import Moves
-from bot.store import GameStore
+from bot.play.room import Room
 from engine import Game, Rules
 from engine.ai import LEVELS
 from storage import GameMeta, GameRecord, Lobby, NotFound, Seat
@@ -36,16 +36,10 @@ GONE_FOR_GOOD = ("kicked", "timed_out", "left")
 """Players not seated again by Play again: they would have to join anew."""
 
 
-class Lobbies:
-    def __init__(
-        self, kit: Kit, store: GameStore, screens: Screens, computers: Computers, moves: Moves
-    ) -> None:
-        self.kit = kit
-        self.store = store
-        self.screens = screens
-        self.computers = computers
-        self.moves = moves
-        self.out = kit.out
+@dataclass(eq=False, repr=False)
+class Lobbies(Room):
+    computers: Computers
+    moves: Moves
 
     # ---------------------------------------------------------------- opening
 

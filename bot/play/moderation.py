@@ -10,15 +10,16 @@ that became a supergroup (its game moves with it).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from bot import render
 from bot.delivery import Blocked, SendError, Tap
-from bot.delivery.screens import LEFT_KEYS, Screens
-from bot.kit import Kit, Person, title
+from bot.delivery.screens import LEFT_KEYS
+from bot.kit import Person, title
 from bot.log import Removed
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
-from bot.store import GameStore
+from bot.play.room import Room
 from engine import Event, Resign
 from engine.advice import forced_resign
 from storage import Conflict, Departure, GameRecord, NotFound
@@ -26,21 +27,10 @@ from storage import Conflict, Departure, GameRecord, NotFound
 logger = logging.getLogger(__name__)
 
 
-class Moderation:
-    def __init__(
-        self,
-        kit: Kit,
-        store: GameStore,
-        screens: Screens,
-        computers: Computers,
-        lobbies: Lobbies,
-    ) -> None:
-        self.kit = kit
-        self.store = store
-        self.screens = screens
-        self.computers = computers
-        self.lobbies = lobbies
-        self.out = kit.out
+@dataclass(eq=False, repr=False)
+class Moderation(Room):
+    computers: Computers
+    lobbies: Lobbies
 
     async def _reply(self, chat_id: int, lang: str, key: str, message_id: int | None) -> None:
         await self.out.send(chat_id, render.Rendered(self.kit.t(lang, key)), reply_to=message_id)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from bot import render
 from bot.callbacks import CardTap, MoveData, Refresh
 from bot.delivery import Tap
-from bot.delivery.screens import Screens
-from bot.kit import Kit, Person, seated
+from bot.kit import Person, seated
 from bot.play.computers import Computers
-from bot.store import GameStore
+from bot.play.room import Room
 from engine import Action, ErrorCode, IllegalMove, Resign, Transfer
 from engine.advice import actions_for_card, transfer_target, why_not
 from storage import Conflict, GameRecord
@@ -25,13 +25,9 @@ from storage import Conflict, GameRecord
 logger = logging.getLogger(__name__)
 
 
-class Moves:
-    def __init__(self, kit: Kit, store: GameStore, screens: Screens, computers: Computers) -> None:
-        self.kit = kit
-        self.store = store
-        self.screens = screens
-        self.computers = computers
-        self.out = kit.out
+@dataclass(eq=False, repr=False)
+class Moves(Room):
+    computers: Computers
 
     def error_text(self, lang: str | None, code: ErrorCode) -> str:
         return self.kit.t(lang, f"error-{code.value.replace('_', '-')}")

@@ -1,0 +1,84 @@
+"""A group's house rules, the options of /settings: which there are, which values each
+takes, and what a tap on one changes. Pure functions over `ChatSettings`; the menu itself
+is drawn by `bot.render.settings`, the tap handled by `bot.play.chat`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Final
+
+from engine import PRESETS, Rules
+from storage import ChatSettings
+
+TIMEOUTS: Final = (0, 30, 60, 90, 180)  # seconds; 0 = no time limit
+LANGUAGES: Final = ("en", "de", "ru")
+PRESET_ORDER: Final = tuple(PRESETS)
+DECKS: Final = (24, 32, 36, 52)
+THROW_INS: Final = ("all", "neighbours", "neighbours_at_5")
+
+# option key in callback data -> locale key stem
+OPTIONS: Final = {
+    "p": "preset",
+    "d": "deck",
+    "t": "transfer",
+    "s": "show-trump",
+    "i": "throw-in",
+    "f": "first-bout",
+    "x": "trump-exchange",
+    "o": "timeout",
+    "l": "language",
+    "c": "computers",
+}
+
+CHAT_WIDE_OPTIONS: Final = frozenset("lc")
+"""Options that are the chat's, not a game's (admins only): language, computers on the
+leaderboard."""
+
+
+def _next(values: Sequence[Any], current: Any) -> Any:
+    try:
+        return values[(list(values).index(current) + 1) % len(values)]
+    except ValueError:
+        return values[0]
+
+
+def effective_timeout(settings: ChatSettings, default: int) -> int:
+    return default if settings.turn_timeout is None else settings.turn_timeout
+
+
+def step(
+    settings: ChatSettings, key: str, *, default_timeout: int, shown_language: str = "en"
+) -> ChatSettings:
+    """The settings with option `key` moved to its next value. ``shown_language``: the
+    language the menu showed as the chat's while it had none set (the next one follows it)."""
+    rules = settings.rules
+    if key == "p":
+        name = _next(PRESET_ORDER, rules.preset_name())
+        return replace(settings, preset=name, rules=PRESETS[name])
+    if key == "o":
+        value = _next(TIMEOUTS, effective_timeout(settings, default_timeout))
+        return replace(settings, turn_timeout=value)
+    if key == "l":
+        return replace(settings, language=_next(LANGUAGES, settings.language or shown_language))
+    if key == "c":
+        return replace(settings, show_computers=not settings.show_computers)
+    changes: dict[str, Any]
+    if key == "d":
+        changes = {"deck_size": _next(DECKS, rules.deck_size)}
+    elif key == "t":
+        changes = {"transfer": not rules.transfer, "transfer_by_showing_trump": False}
+    elif key == "s":
+        on = not rules.transfer_by_showing_trump
+        changes = {"transfer_by_showing_trump": on, "transfer": rules.transfer or on}
+    elif key == "i":
+        changes = {"throw_in": _next(THROW_INS, rules.throw_in)}
+    elif key == "f":
+        changes = {"first_bout_limit": 6 if rules.first_bout_limit == 5 else 5}
+    elif key == "x":
+        changes = {"trump_exchange": not rules.trump_exchange}
+    else:
+        raise ValueError(f"no option {key!r}")
+    new_rules = Rules.model_validate({**rules.model_dump(), **changes})
+    return replace(settings, rules=new_rules, preset=new_rules.preset_name() or "custom")
