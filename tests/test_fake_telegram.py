@@ -38,7 +38,8 @@ from telegram.ext import (
     filters,
 )
 
-from tests.fakes import BOT_USERNAME, Button, FakeTelegram, parse_html
+from tests.fakes.html import parse_html
+from tests.fakes.telegram import BOT_USERNAME, Button, FakeTelegram
 from tests.fakes.telegram.methods import METHODS
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]

@@ -151,36 +151,40 @@ async def hand_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     )
 
 
-async def _in_group(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: str
-) -> tuple[int, Person, int | None] | None:
-    """(chat id, sender, message id) of a group command; elsewhere reply `refusal`."""
+def _command(update: Update) -> tuple[int, Person, int | None] | None:
+    """(chat id, sender, message id) of a command; None without a chat or a sender."""
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
-        return None
-    if not _is_group(chat):
-        await _reply(update, context, refusal)
         return None
     return chat.id, person_of(user), message.message_id if message else None
 
 
+async def _in_group(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, refusal: str
+) -> tuple[int, Person, int | None] | None:
+    """(chat id, sender, message id) of a group command; elsewhere reply `refusal`."""
+    found = _command(update)
+    if found is not None and not _is_group(update.effective_chat):
+        await _reply(update, context, refusal)
+        return None
+    return found
+
+
 async def leave_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/leave: give up the game of this chat (a group's, or the private practice game)."""
-    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
-    if chat is None or user is None:
-        return
-    await rooms_of(context).moderation.leave(
-        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
-    )
+    if found := _command(update):
+        chat_id, person, message_id = found
+        await rooms_of(context).moderation.leave(
+            chat_id=chat_id, person=person, message_id=message_id
+        )
 
 
 async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
-    if chat is None or user is None:
-        return
-    await rooms_of(context).moderation.cancel(
-        chat_id=chat.id, person=person_of(user), message_id=message.message_id if message else None
-    )
+    if found := _command(update):
+        chat_id, person, message_id = found
+        await rooms_of(context).moderation.cancel(
+            chat_id=chat_id, person=person, message_id=message_id
+        )
 
 
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -26,7 +26,7 @@ from telegram.request._requestparameter import RequestParameter
 from bot.app import build_application
 from bot.telegram.request import JsonRequest, UpdatesRequest, call
 from tests.bot.conftest import make_settings
-from tests.fakes import FakeTelegram, FakeUser
+from tests.fakes.telegram import FakeTelegram, FakeUser
 
 
 class Spy:
