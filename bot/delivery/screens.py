@@ -113,10 +113,6 @@ class Screens:
         await self.table(record)
         await self.hands(record, force=True)
 
-    async def request_table(self, chat_id: int) -> None:
-        """The table is due for an edit (through the coalescer)."""
-        await self.tables.request(chat_id)
-
     async def _send_result(self, record: GameRecord) -> None:
         assert record.game is not None and record.game.outcome is not None
         assert record.id is not None

@@ -49,15 +49,6 @@ class Rooms:
         """After a (re)start: every stored lobby and game shown again; how many."""
         return await self.deadlines.resume_all()
 
-    async def settle(self) -> None:
-        """Wait until nothing is left to do in the background: computers' planned moves,
-        deadlines being handled, games being reloaded (for tests and benchmarks)."""
-        while True:
-            await self.computers.settle()
-            await self.store.background.settle()
-            if not self.computers.planned():
-                return
-
     async def close(self) -> None:
         """Shutdown: stop computer players' pending moves (they are re-planned after a
         restart), background work and hands waiting to be shown again (a restart shows

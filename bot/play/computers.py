@@ -36,10 +36,6 @@ class Computers(Room):
     _thinking: dict[int, asyncio.Task[None]] = field(default_factory=dict, init=False)
     """chat id -> a computer's move"""
 
-    def thinking(self, chat_id: int) -> bool:
-        """Whether a computer's move is planned in the chat."""
-        return chat_id in self._thinking
-
     def planned(self) -> frozenset[int]:
         """The chats in which a computer's move is planned."""
         return frozenset(self._thinking)
@@ -115,11 +111,6 @@ class Computers(Room):
         thinking = self._thinking.pop(chat_id, None)
         if thinking is not None:
             thinking.cancel()
-
-    async def settle(self) -> None:
-        """Wait until no computer's move is planned any more."""
-        while self._thinking:
-            await asyncio.gather(*list(self._thinking.values()), return_exceptions=True)
 
     async def close(self) -> None:
         """Shutdown: planned moves are dropped (a restart plans them again)."""
