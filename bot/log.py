@@ -1,9 +1,10 @@
-"""The table's "last few events": what happened, as `storage.LogEntry` values.
+"""The table's log of the last bouts: what happened, as `storage.LogEntry` values.
 
 Entries are stored with the game (so the table reads the same after a restart) and put
-into words by `render.log_line` in the chat's language. They name no cards: a card once
-played may since have been picked up into a hand, and the table itself shows the cards
-of the bout.
+into words by `render.log_line` in the chat's language, a line per bout. They name every
+card the rules made public (played, covered, transferred with, shown, beaten off, picked
+up, exchanged), so that a player who looks at the table only every few seconds misses no
+card that was on it; never a card that only a hand holds.
 
 Besides the engine's events, a move may come from the bot itself: `TimedOut` (it moved for
 a player whose time ran out), `RemovedForTimeouts` (R18: the third in a row), `Removed`
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from engine import (
     Attacked,
     BeatenOff,
+    Card,
     Defended,
     Event,
     PickedUp,
@@ -30,7 +32,7 @@ from engine import (
     TrumpExchanged,
 )
 from engine import Passed as PassedEvent
-from storage import LogEntry
+from storage import LogEntry, LogKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,32 @@ Move = tuple[str, Sequence[Event | BotEvent]]
 """Who moved, and what came of it: the engine's events, and the bot's own."""
 
 
+LOG_BOUTS: Final = 3
+"""Bouts kept in the log (the table shows them, a line each)."""
+
+
+def bouts(log: Sequence[LogEntry]) -> list[list[LogEntry]]:
+    """The log as bouts: a bout starts with its first attack (R8); what came before the
+    first one (a trump exchange, say) is a bout of its own."""
+    out: list[list[LogEntry]] = []
+    for entry in log:
+        if entry.kind == "attack" or not out:
+            out.append([])
+        out[-1].append(entry)
+    return out
+
+
+def trim(log: list[LogEntry], keep: int = LOG_BOUTS) -> None:
+    """Drop all but the last `keep` bouts from `log`, in place."""
+    starts = [i for i, entry in enumerate(log) if entry.kind == "attack"]
+    if len(starts) > keep:
+        del log[: starts[-keep]]
+
+
+def _cards(*cards: Card) -> tuple[str, ...]:
+    return tuple(str(card) for card in cards)
+
+
 def entries_for(events: Iterable[Event | BotEvent]) -> list[LogEntry]:
     """Log entries for what one move (a player's action, a timeout, a removal) caused."""
     out: list[LogEntry] = []
@@ -71,24 +99,25 @@ def entries_for(events: Iterable[Event | BotEvent]) -> list[LogEntry]:
                 out.append(LogEntry("removed", p))
             case Removed(player=p, why=why):  # a resign the player did not make
                 out.append(LogEntry(why, p))
-            case Attacked(player=p, lead=lead):  # the bout's first card, or thrown in
-                out.append(LogEntry("attack" if lead else "add", p))
-            case Defended(player=p):
-                out.append(LogEntry("defend", p))
-            case Transferred(player=p, to=to, shown=shown):
-                out.append(LogEntry("show" if shown else "transfer", p, target=to))
+            case Attacked(player=p, card=card, lead=lead):  # the bout's first, or thrown in
+                out.append(LogEntry("attack" if lead else "add", p, cards=_cards(card)))
+            case Defended(player=p, attack=attack, card=card):
+                out.append(LogEntry("defend", p, cards=_cards(attack, card)))
+            case Transferred(player=p, card=card, to=to, shown=shown):  # shown: R14
+                kind: LogKind = "show" if shown else "transfer"
+                out.append(LogEntry(kind, p, target=to, cards=_cards(card)))
             case TakeDeclared(player=p):
                 out.append(LogEntry("take", p))
             case PassedEvent(player=p):
                 out.append(LogEntry("pass", p))
             case BeatenOff(cards=cards):
-                out.append(LogEntry("beaten", count=len(cards)))
-            case PickedUp(player=p, cards=cards):
-                out.append(LogEntry("picked", p, count=len(cards)))
+                out.append(LogEntry("beaten", count=len(cards), cards=_cards(*cards)))
+            case PickedUp(player=p, cards=cards):  # they were on the table: public
+                out.append(LogEntry("picked", p, count=len(cards), cards=_cards(*cards)))
             case PlayerOut(player=p):
                 out.append(LogEntry("out", p))
-            case TrumpExchanged(player=p):
-                out.append(LogEntry("exchange", p))
+            case TrumpExchanged(player=p, card=card, trump=trump):  # R19: both face up once
+                out.append(LogEntry("exchange", p, cards=_cards(card, trump)))
             case Resigned(player=p):
                 out.append(LogEntry("resign", p))
             case Redealt(player=p):

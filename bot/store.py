@@ -41,7 +41,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from bot.kit import Kit, Person, seated
-from bot.log import Move, entries_for
+from bot.log import Move, entries_for, trim
 from storage import (
     FinishedGame,
     GameRecord,
@@ -53,7 +53,6 @@ from storage import (
 
 logger = logging.getLogger(__name__)
 
-LOG_KEEP: Final = 6
 RELOAD_DELAYS: Final = (0.0, 1.0, 5.0, 15.0, 60.0)
 
 
@@ -278,7 +277,7 @@ class GameStore:
         log = record.meta.log
         for _, events in moves:
             log.extend(entries_for(events))
-        del log[:-LOG_KEEP]
+        trim(log)
         result = None
         if game.is_over:
             record.status = "finished"

@@ -168,6 +168,15 @@ log-timeout = Bei { $player } ist die Zeit abgelaufen
 log-removed = { $player } wurde nach drei Zeitüberschreitungen entfernt
 log-kicked = { $player } wurde aus dem Spiel entfernt
 log-left = { $player } hat die Gruppe verlassen
+# The same events, naming the cards they made public (one line per bout on the table)
+log-attack-cards = { $player } spielt { $cards } aus
+log-add-cards = { $player } wirft { $cards } zu
+log-defend-cards = { $player } schlägt { $attack } mit { $card }
+log-transfer-cards = { $player } schiebt mit { $cards } an { $target } weiter
+log-show-cards = { $player } zeigt { $cards } und schiebt an { $target } weiter
+log-beaten-cards = abgelegt: { $cards }
+log-picked-cards = { $player } nimmt { $cards } auf
+log-exchange-cards = { $player } tauscht { $card } gegen den offenen Trumpf { $trump }
 
 ## Das Ende
 

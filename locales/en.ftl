@@ -168,6 +168,15 @@ log-timeout = { $player } runs out of time
 log-removed = { $player } is removed after three timeouts
 log-kicked = { $player } is removed from the game
 log-left = { $player } leaves the group
+# The same events, naming the cards they made public (one line per bout on the table)
+log-attack-cards = { $player } attacks { $cards }
+log-add-cards = { $player } throws in { $cards }
+log-defend-cards = { $player } covers { $attack } with { $card }
+log-transfer-cards = { $player } transfers with { $cards } to { $target }
+log-show-cards = { $player } shows { $cards } and transfers to { $target }
+log-beaten-cards = beaten off: { $cards }
+log-picked-cards = { $player } picks up { $cards }
+log-exchange-cards = { $player } swaps { $card } for the face-up trump { $trump }
 
 ## The end
 

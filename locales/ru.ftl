@@ -192,6 +192,15 @@ log-timeout = { $player }: время вышло
 log-removed = { $player } проигрывает после трёх тайм-аутов
 log-kicked = Админ исключил игрока { $player }
 log-left = { $player } выходит из группы и выбывает
+# The same events, naming the cards they made public (one line per bout on the table)
+log-attack-cards = { $player } ходит: { $cards }
+log-add-cards = { $player } подкидывает { $cards }
+log-defend-cards = { $player } бьёт { $attack } картой { $card }
+log-transfer-cards = { $player } переводит картой { $cards }, теперь отбивается { $target }
+log-show-cards = { $player } показывает { $cards } и переводит, теперь отбивается { $target }
+log-beaten-cards = в отбой: { $cards }
+log-picked-cards = { $player } забирает { $cards }
+log-exchange-cards = { $player } меняет { $card } на открытый козырь { $trump }
 
 ## Конец игры
 

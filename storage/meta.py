@@ -48,13 +48,16 @@ LOG_KINDS: Final[frozenset[str]] = frozenset(get_args(LogKind))
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
-    """One line of the table's log of recent events, stored with the game so that the table
-    reads the same after a restart. It names players and counts, never a card."""
+    """One event of the table's log of recent events, stored with the game so that the
+    table reads the same after a restart. ``cards`` names the cards the event made public:
+    played, covered, transferred with, shown (R14), beaten off, picked up, exchanged (R19);
+    never a card only a hand holds. Entries stored before cards were named have none."""
 
     kind: LogKind
     player: str | None = None
     target: str | None = None  # a transfer's new defender
     count: int | None = None  # cards beaten off or picked up
+    cards: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"e": self.kind}
@@ -64,6 +67,8 @@ class LogEntry:
             out["to"] = self.target
         if self.count is not None:
             out["n"] = self.count
+        if self.cards:
+            out["c"] = list(self.cards)
         return out
 
     @classmethod
@@ -77,6 +82,7 @@ class LogEntry:
             player=_text_or_none(value.get("p")),
             target=_text_or_none(value.get("to")),
             count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+            cards=tuple(_list_of(value.get("c"), str)),
         )
 
 

@@ -7,11 +7,13 @@ from typing import Final
 
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
+from bot.log import bouts
 from bot.render.common import Rendered, card_text, name_of
 from engine import GameView
 from storage import LogEntry
 
-MAX_LOG_LINES: Final = 4
+MAX_TEXT: Final = 4000
+"""Telegram takes 4,096 characters; the oldest bouts of the log give way first."""
 
 # ---------------------------------------------------------------- event log
 
@@ -26,9 +28,28 @@ def log_line(tr: Translator, lang: str, entry: LogEntry, names: Mapping[str, str
     if entry.count is not None:
         args["count"] = entry.count
     key = f"log-{entry.kind}"
+    if entry.cards and tr.has(f"{key}-cards"):  # (entries stored before cards were named)
+        key += "-cards"
+        args["cards"] = " ".join(entry.cards)
+        if len(entry.cards) == 2:  # a cover (attack, card); an exchange (card, trump)
+            first, second = entry.cards
+            args.update(attack=first, card=first if entry.kind == "exchange" else second)
+            args["trump"] = second
     if not tr.has(key):
         return ""
     return tr.t(lang, key, **args)
+
+
+def log_lines(
+    tr: Translator, lang: str, log: Sequence[LogEntry], names: Mapping[str, str]
+) -> list[str]:
+    """The log in words, a line per bout (see `bot.log.bouts`), oldest first."""
+    lines = []
+    for bout in bouts(log):
+        words = [line for entry in bout if (line := log_line(tr, lang, entry, names))]
+        if words:
+            lines.append(" · ".join(words))
+    return lines
 
 
 # ---------------------------------------------------------------- table (public)
@@ -122,14 +143,19 @@ def table(
                 status += " · " + tr.t(lang, "seat-may-add")
         lines.append(f"{mark} {name_of(names, p)}{bot_mark}: {status}")
     lines += ["", *table_lines(tr, lang, view)]
-    recent = [line for e in log[-MAX_LOG_LINES:] if (line := log_line(tr, lang, e, names))]
-    if recent:
-        lines += ["", *(f"<i>{line}</i>" for line in recent)]
+    end = []
     waiting = waiting_line(tr, lang, view, names, seconds_left)
     if closed:
-        lines += ["", f"<b>{closed}</b>"]
+        end = ["", f"<b>{closed}</b>"]
     elif waiting:
-        lines += ["", waiting]
+        end = ["", waiting]
+    recent = [f"<i>{line}</i>" for line in log_lines(tr, lang, log, names)]
+    room = MAX_TEXT - sum(len(line) + 1 for line in (*lines, *end)) - 1
+    while recent and sum(len(line) + 1 for line in recent) > room:
+        recent.pop(0)  # the oldest bout first
+    if recent:
+        lines += ["", *recent]
+    lines += end
     keyboard = None
     if bot_username and not closed:
         keyboard = Keyboard(

@@ -293,7 +293,7 @@ async def test_a_merged_table_edit_that_an_earlier_one_covered_sends_nothing(
 
 async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness) -> None:
     """The first card of a bout "attacks"; a card added to it "throws in" (R8, R9), in each
-    language."""
+    language, naming the card; the bout's events make one line."""
     h = harness
     position = Game.from_position(
         {"1": "6♠ 9♥", "2": "9♠ 10♣ J♣", "3": "6♦ 7♣"}, trump="K♦", stock="Q♥ J♥", attacker="1"
@@ -304,13 +304,13 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
         button = next(b for row in hand.buttons for b in row if b.text == card)
         await h.send(user.tap(hand, button.callback_data or ""))
     table = (await h.table_of(group)).text
-    assert "Alice attacks\nCarol throws in" in table
+    assert "Alice attacks 6♠ · Carol throws in 6♦" in table
     record = h.rooms.store.live(group.id)
     names = h.rooms.kit.names(record)
     log = record.meta.log
     assert [render.log_line(h.rooms.kit.tr, "de", e, names) for e in log] == [
-        "Alice spielt aus",
-        "Carol wirft zu",
+        "Alice spielt 6♠ aus",
+        "Carol wirft 6♦ zu",
     ]
 
 
