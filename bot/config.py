@@ -33,6 +33,12 @@ class Settings(BaseSettings):
         default=3.0, ge=0, description="seconds between edits of one group's table message"
     )
     computer_delay: float = Field(default=1.5, ge=0, description="seconds a computer 'thinks'")
+    turn_alert_after: float = Field(
+        default=10.0,
+        ge=0,
+        description="seconds without a tap after which a player's turn comes as a new, "
+        "notifying hand message (0: every turn)",
+    )
 
     @field_validator("bot_token")
     @classmethod

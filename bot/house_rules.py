@@ -30,11 +30,21 @@ OPTIONS: Final = {
     "o": "timeout",
     "l": "language",
     "c": "computers",
+    "n": "alerts",
 }
 
-CHAT_WIDE_OPTIONS: Final = frozenset("lc")
+CHAT_WIDE_OPTIONS: Final = frozenset("lcn")
 """Options that are the chat's, not a game's (admins only): language, computers on the
-leaderboard."""
+leaderboard, the players' default for turn alerts."""
+
+
+PERSONAL_ALERTS: Final = (None, False, True)
+"""A player's turn alerts, in the order a tap steps them: as the group sets it, off, on."""
+
+
+def step_personal(turn_alerts: bool | None) -> bool | None:
+    """A player's turn alerts after a tap on the private /settings menu."""
+    return PERSONAL_ALERTS[(PERSONAL_ALERTS.index(turn_alerts) + 1) % len(PERSONAL_ALERTS)]
 
 
 def _next(values: Sequence[Any], current: Any) -> Any:
@@ -64,6 +74,8 @@ def step(
         return replace(settings, language=_next(LANGUAGES, settings.language or shown_language))
     if key == "c":
         return replace(settings, show_computers=not settings.show_computers)
+    if key == "n":
+        return replace(settings, turn_alerts=not settings.turn_alerts)
     changes: dict[str, Any]
     if key == "d":
         changes = {"deck_size": _next(DECKS, rules.deck_size)}

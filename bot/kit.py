@@ -146,6 +146,7 @@ class Kit:
                 name=person.name,
                 language=self.tr.normalize(person.language) if person.language else known.language,
                 can_message=known.can_message if can_message is None else can_message,
+                turn_alerts=known.turn_alerts,
             )
             if player != known or can_message is not None:
                 await tx.players.upsert(player=player)

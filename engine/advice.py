@@ -38,6 +38,20 @@ def actions_for_card(legal: Sequence[Action], card: Card) -> list[Action]:
     return [a for a in legal if isinstance(a, (Attack, Transfer, Defend)) and a.card is card]
 
 
+def must_decide(game: Game, player: str) -> bool:
+    """Whether the game waits for `player` to decide, not merely lets them: their turn to
+    lead (R8), an attack to defend (cover, transfer or take), or a throw-in after the
+    defender took (R11). A player who may throw in after a cover is not waited for: the
+    bout can go on without them."""
+    if player not in game.to_act:
+        return False
+    if player == game.defender:
+        return not game.defender_took
+    if not game.table:
+        return player == game.attacker
+    return game.defender_took
+
+
 def why_not(game: Game, player: str, card: Card) -> ErrorCode | None:
     """Why `card` cannot be played by `player` now, as the rule it breaks; None when the
     card is fine but it is not the player's turn to play one."""

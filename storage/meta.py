@@ -95,8 +95,10 @@ class GameMeta:
     ``turn_timeout``: seconds per move for this game (0: none); None: the bot's default.
     ``langs``: each player's language, for their hand. ``log``: the table's recent events.
     ``left``: how players left before the end (R18). ``blocked``: players who blocked the bot
-    (their hand is not sent). ``invited``: users given the Join link (may join without being
-    members). ``practice``: a game against computers in a private chat, unranked.
+    (their hand is not sent). ``quiet``: players who switched turn alerts off (a
+    turn after a pause then comes as an edit, not as a new message). ``invited``: users
+    given the Join link (may join without being members). ``practice``: a game against
+    computers in a private chat, unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
     was given extra time after a restart (once per move).
@@ -109,6 +111,7 @@ class GameMeta:
     log: list[LogEntry] = field(default_factory=list)
     left: dict[str, Departure] = field(default_factory=dict)
     blocked: list[str] = field(default_factory=list)
+    quiet: list[str] = field(default_factory=list)
     invited: list[int] = field(default_factory=list)
     practice: bool = False
     previous_durak: str | None = None
@@ -134,6 +137,8 @@ class GameMeta:
             out["left"] = self.left
         if self.blocked:
             out["blocked"] = self.blocked
+        if self.quiet:
+            out["quiet"] = self.quiet
         if self.invited:
             out["invited"] = self.invited
         if self.practice:
@@ -168,6 +173,7 @@ class GameMeta:
             if isinstance(left, Mapping)
             else {},
             blocked=_list_of(value.get("blocked"), str),
+            quiet=_list_of(value.get("quiet"), str),
             invited=_list_of(value.get("invited"), int),
             practice=value.get("practice") is True,
             previous_durak=_text_or_none(value.get("previous_durak")),

@@ -73,12 +73,15 @@ class GameRecord:
 
 @dataclass(slots=True)
 class Player:
-    """A Telegram user the bot has seen. ``can_message``: the bot may write to them privately."""
+    """A Telegram user the bot has seen. ``can_message``: the bot may write to them privately.
+    ``turn_alerts``: whether a turn that comes after a pause arrives as a new, notifying
+    hand message (None: as the group's default)."""
 
     user_id: int
     name: str
     language: str | None = None
     can_message: bool = False
+    turn_alerts: bool | None = None
 
 
 @dataclass(kw_only=True, slots=True)
@@ -95,6 +98,9 @@ class ChatSettings:
     turn_timeout: int | None = None
     show_computers: bool = True
     """Whether computer players appear on the chat's leaderboard."""
+    turn_alerts: bool = True
+    """The default of the chat's players: a turn after a pause arrives as a new, notifying
+    hand message (each player may choose otherwise)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -312,15 +312,16 @@ class PlayerRepository:
     async def upsert(self, *, player: Player) -> Player:
         """Insert the player or overwrite every field of the stored one; return it."""
         await self._s.execute(
-            "INSERT INTO players (user_id, name, language, can_message, updated_us) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
+            "INSERT INTO players (user_id, name, language, can_message, turn_alerts, updated_us) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
             "language = excluded.language, can_message = excluded.can_message, "
-            "updated_us = excluded.updated_us",
+            "turn_alerts = excluded.turn_alerts, updated_us = excluded.updated_us",
             (
                 player.user_id,
                 player.name,
                 player.language,
                 bool(player.can_message),
+                None if player.turn_alerts is None else bool(player.turn_alerts),
                 to_us(utcnow()),
             ),
         )
@@ -329,7 +330,8 @@ class PlayerRepository:
     async def get(self, *, user_id: int) -> Player:
         """Raises `NotFound` if the user was never stored."""
         row = await self._s.fetchone(
-            "SELECT user_id, name, language, can_message FROM players WHERE user_id = ?",
+            "SELECT user_id, name, language, can_message, turn_alerts FROM players "
+            "WHERE user_id = ?",
             (user_id,),
         )
         if row is None:
@@ -339,6 +341,7 @@ class PlayerRepository:
             name=str(row["name"]),
             language=row["language"],
             can_message=bool(row["can_message"]),
+            turn_alerts=None if row["turn_alerts"] is None else bool(row["turn_alerts"]),
         )
 
     async def set_can_message(self, *, user_id: int, value: bool) -> None:
@@ -364,7 +367,7 @@ class ChatRepository:
     async def get(self, *, chat_id: int) -> ChatSettings:
         """The chat's settings, or the defaults if it never saved any."""
         row = await self._s.fetchone(
-            "SELECT chat_id, language, preset, rules, turn_timeout, show_computers "
+            "SELECT chat_id, language, preset, rules, turn_timeout, show_computers, turn_alerts "
             "FROM chat_settings "
             "WHERE chat_id = ?",
             (chat_id,),
@@ -378,6 +381,7 @@ class ChatRepository:
             rules=rules_from_json(row["rules"]),
             turn_timeout=row["turn_timeout"],
             show_computers=bool(row["show_computers"]),
+            turn_alerts=bool(row["turn_alerts"]),
         )
 
     async def save(self, *, settings: ChatSettings) -> None:
@@ -387,11 +391,11 @@ class ChatRepository:
             )
         await self._s.execute(
             "INSERT INTO chat_settings (chat_id, language, preset, rules, turn_timeout, "
-            "show_computers, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "show_computers, turn_alerts, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (chat_id) DO UPDATE SET "
             "language = excluded.language, preset = excluded.preset, rules = excluded.rules, "
             "turn_timeout = excluded.turn_timeout, show_computers = excluded.show_computers, "
-            "updated_us = excluded.updated_us",
+            "turn_alerts = excluded.turn_alerts, updated_us = excluded.updated_us",
             (
                 settings.chat_id,
                 settings.language,
@@ -399,6 +403,7 @@ class ChatRepository:
                 rules_to_json(settings.rules),
                 settings.turn_timeout,
                 bool(settings.show_computers),
+                bool(settings.turn_alerts),
                 to_us(utcnow()),
             ),
         )

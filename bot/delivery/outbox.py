@@ -230,6 +230,18 @@ class Outbox:
         except TelegramError as exc:  # too old, or a network error: nothing to undo
             logger.info("could not answer callback query: %s", exc)
 
+    async def delete(self, chat_id: int, message_id: int) -> bool:
+        """Delete one of the bot's messages; False where Telegram refuses (too old, gone,
+        no right) or fails: the caller then makes it harmless another way."""
+        try:
+            await self._call(
+                "deleteMessage", {"chat_id": chat_id, "message_id": message_id}, patient=False
+            )
+        except TelegramError as exc:
+            logger.info("could not delete message %s in %s: %s", message_id, chat_id, exc)
+            return False
+        return True
+
     async def member(self, chat_id: int, user_id: int) -> Membership | None:
         """The user's membership of the chat; None when Telegram cannot say (an error)."""
         try:

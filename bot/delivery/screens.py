@@ -20,17 +20,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any, Final
 
 from telegram.error import TelegramError
 
 from bot import render
 from bot.delivery.coalescer import Coalescer
-from bot.delivery.outbox import Blocked, transient
+from bot.delivery.outbox import Blocked, Sent, transient
 from bot.kit import MAX_TIMEOUTS, Kit, computers, title
 from bot.store import GameStore
 from engine import Action
-from engine.advice import is_active
+from engine.advice import is_active, must_decide
 from storage import GameRecord, Seat
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,10 @@ class Screens:
         self._shown_tables: dict[int, tuple[int, int, str, str | None]] = {}
         # the move number of the keyboard each player has now: a tap from an older one is stale
         self._shown_move: dict[tuple[int, str], int] = {}
+        # Turn alerts: when each player last tapped their hand or got it as a new message, and
+        # whether the game waited for their decision when their hand was last looked at.
+        self._heard: dict[tuple[int, str], datetime] = {}
+        self._deciding: dict[tuple[int, str], bool] = {}
         # The bot was removed from the group (a 403 on its table): wired by `bot.play`.
         self.bot_gone: Callable[[GameRecord], Awaitable[None]] | None = None
 
@@ -76,6 +81,10 @@ class Screens:
         """Whether the player's hand message shows plain cards (not a choice of covers)."""
         return self._sent_hands.get((record.id or 0, player)) is not None
 
+    def tapped(self, record: GameRecord, player: str) -> None:
+        """The player tapped their hand just now: they are looking (no turn alert)."""
+        self._heard[(record.id or 0, player)] = self.kit.clock()
+
     def drop_hand(self, record: GameRecord, player: str) -> None:
         """Forget what the player's hand shows: the next pass sends it whatever it was."""
         self._sent_hands.pop((record.id or 0, player), None)
@@ -85,8 +94,11 @@ class Screens:
         self.forget_chat(record.chat_id)
         self._shown_tables.pop(record.id or 0, None)
         for seat in record.lobby.seats:
-            self._sent_hands.pop((record.id or 0, seat.player_id), None)
-            self._shown_move.pop((record.id or 0, seat.player_id), None)
+            key = (record.id or 0, seat.player_id)
+            self._sent_hands.pop(key, None)
+            self._shown_move.pop(key, None)
+            self._heard.pop(key, None)
+            self._deciding.pop(key, None)
 
     def forget_chat(self, chat_id: int) -> None:
         """Drop what is scheduled for the chat (its game moved or ended)."""
@@ -282,19 +294,23 @@ class Screens:
         force: bool,
         choice: Sequence[Action] | None,
         transfer_to: str | None,
-    ) -> list[tuple[Seat, Any, render.Rendered]]:
-        """The hands of `hands` that need showing: seat, state, message."""
+    ) -> list[tuple[Seat, Any, render.Rendered, bool]]:
+        """The hands of `hands` that need showing: seat, state, message, and whether it comes
+        as a turn alert (see `_turn_alert`)."""
         game = record.game
         assert game is not None and record.id is not None
         kit = self.kit
         blocked = record.meta.blocked
-        shows: list[tuple[Seat, Any, render.Rendered]] = []
+        shows: list[tuple[Seat, Any, render.Rendered, bool]] = []
         for seat in record.lobby.seats:
             pid = seat.player_id
             if seat.is_computer or seat.user_id is None or (only is not None and pid not in only):
                 continue
             if pid in blocked and not force:
                 continue
+            deciding = must_decide(game, pid)
+            alert = choice is None and self._turn_alert(record, pid, deciding)
+            self._deciding[(record.id, pid)] = deciding
             state = self.hand_state(record, pid)
             if not force and self._sent_hands.get((record.id, pid)) == state:
                 continue
@@ -315,8 +331,23 @@ class Screens:
             )
             if game.is_over:
                 rendered = render.Rendered(rendered.text)
-            shows.append((seat, None if choice else state, rendered))
+            shows.append((seat, None if choice else state, rendered, alert))
         return shows
+
+    def _turn_alert(self, record: GameRecord, pid: str, deciding: bool) -> bool:
+        """Whether the player's hand comes as a new, notifying message (Telegram notifies on
+        new messages only, never on an edit): the game now waits for their decision and did
+        not before, they have neither tapped nor got a new hand message for
+        `TURN_ALERT_AFTER` seconds, and they did not switch alerts off. A player who taps
+        quickly gets edits."""
+        key = (record.id or 0, pid)
+        if not deciding or self._deciding.get(key) is not False or pid in record.meta.quiet:
+            return False  # (unknown before, after a restart: their hand is simply shown)
+        if record.hand_messages.get(pid) is None:
+            return False  # a new message anyway
+        last = self._heard.get(key)
+        after = self.kit.settings.turn_alert_after
+        return last is None or (self.kit.clock() - last).total_seconds() >= after
 
     async def _show_hand(
         self,
@@ -324,19 +355,23 @@ class Screens:
         seat: Seat,
         state: Any,
         rendered: render.Rendered,
+        alert: bool,
         *,
         patient: bool,
     ) -> tuple[bool, TelegramError | None]:
         """Show one hand (for `hands`): whether its message id or the blocked list changed,
-        and the error worth another try, if it failed with one."""
+        and the error worth another try, if it failed with one. An `alert` sends the hand as
+        a new message and retires the old one."""
         game = record.game
         assert game is not None and record.id is not None and seat.user_id is not None
         pid = seat.player_id
         key = (record.id, pid)
+        old = record.hand_messages.get(pid)
         try:
-            sent = await self.out.show(  # a 429: `hand_retries`, without holding the lock
-                seat.user_id, record.hand_messages.get(pid), rendered, patient=patient
-            )
+            if alert and old is not None:
+                sent = Sent(await self.out.send(seat.user_id, rendered, patient=patient), True)
+            else:  # a 429: `hand_retries`, without holding the lock
+                sent = await self.out.show(seat.user_id, old, rendered, patient=patient)
         except Blocked:
             self._sent_hands.pop(key, None)
             blocked = record.meta.blocked
@@ -353,8 +388,21 @@ class Screens:
         self._shown_move[key] = game.move_number
         if sent.new:
             record.hand_messages[pid] = sent.message_id
+            self._heard[key] = self.kit.clock()  # a new message: their phone announced it
+            if alert and old is not None:
+                await self._retire(record, seat, old)
             return True, None
         return False, None
+
+    async def _retire(self, record: GameRecord, seat: Seat, message_id: int) -> None:
+        """An older hand message, once a new one replaced it: deleted, or where Telegram
+        refuses, a line that points below, without buttons (one live hand per game)."""
+        assert seat.user_id is not None
+        if await self.out.delete(seat.user_id, message_id):
+            return
+        lang = self.kit.lang_of(record, seat.player_id)
+        text = render.Rendered(self.kit.t(lang, "hand-replaced"))
+        await self.out.close_keyboard(seat.user_id, message_id, text, patient=False, resend=False)
 
     async def _announce_blocked(self, record: GameRecord, seat: Seat) -> None:
         kit = self.kit

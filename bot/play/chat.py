@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from bot import render
 from bot.delivery import Tap
-from bot.house_rules import CHAT_WIDE_OPTIONS, effective_timeout, step
+from bot.house_rules import CHAT_WIDE_OPTIONS, effective_timeout, step, step_personal
 from bot.kit import Person, title
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
 from bot.render import stats as stats_view
-from bot.render.settings import render_menu
-from storage import NotFound, Transaction
+from bot.render.settings import personal_menu, render_menu
+from storage import GameRecord, NotFound, Transaction
 
 
 @dataclass(eq=False, repr=False)
@@ -153,12 +153,58 @@ class ChatRoom(Room):
         menu = render_menu(kit.tr, lang, settings, default_timeout=kit.settings.turn_timeout)
         await self.out.send(chat_id, menu, reply_to=message_id)
 
+    async def personal_settings(self, *, person: Person) -> None:
+        """/settings in a private chat: the player's own settings (turn alerts)."""
+        player = await self.kit.note_player(person, can_message=True)
+        lang = self.kit.tr.normalize(player.language)
+        await self.out.send(person.user_id, personal_menu(self.kit.tr, lang, player.turn_alerts))
+
+    async def _personal_tap(self, query: Tap, person: Person, option: str) -> None:
+        """A tap on the private /settings menu: step the turn alerts, or close the menu; the
+        player's running games follow at once."""
+        kit = self.kit
+        assert query.message_id is not None
+        player = await kit.note_player(person, can_message=True)
+        lang = kit.tr.normalize(player.language)
+        if option not in ("n", "z"):  # a group's option: forged, or an old menu
+            await self.out.answer(query, kit.t(lang, "error-unknown-button"))
+            return
+        if option == "n":
+            player.turn_alerts = step_personal(player.turn_alerts)
+            async with kit.db.transaction() as tx:
+                await tx.players.upsert(player=player)
+        closed = option == "z"
+        await self.out.answer(query, None if closed else kit.t(lang, "settings-saved"))
+        menu = personal_menu(kit.tr, lang, player.turn_alerts, closed=closed)
+        await self.out.show(person.user_id, query.message_id, menu)
+        for record in self.store.running_games_of(person):
+            async with self.store.for_chat(record.chat_id) as unit:
+                if unit.record is not None and unit.record.status == "running":
+                    await self._follow(unit.record, person, player.turn_alerts)
+
+    async def _follow(self, record: GameRecord, person: Person, own: bool | None) -> None:
+        """A running game takes a player's new choice of turn alerts."""
+        if own is None:
+            async with self.kit.db.transaction(readonly=True) as tx:
+                own = (await tx.chats.get(chat_id=record.chat_id)).turn_alerts
+        quiet = record.meta.quiet
+        if own and person.player_id in quiet:
+            quiet.remove(person.player_id)
+        elif not own and person.player_id not in quiet:
+            quiet.append(person.player_id)
+        else:
+            return
+        await self.store.save(record)
+
     async def settings_tap(self, *, query: Tap, person: Person, option: str) -> None:
         """A tap in the /settings menu: step that option; an open lobby follows."""
         kit = self.kit
         chat_id, message_id = query.chat_id, query.message_id
         if chat_id is None or message_id is None:
             await self.out.answer(query, kit.t(person.language, "error-unknown-button"))
+            return
+        if chat_id == person.user_id:  # the private menu
+            await self._personal_tap(query, person, option)
             return
         async with self.store.locks[chat_id]:
             # The chat's language and its leaderboard are the admins' alone; a lobby's opener

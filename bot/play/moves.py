@@ -46,6 +46,7 @@ class Moves(Room):
             if pid not in game.players:
                 await out.answer(query, t(lang, "error-not-in-game"))
                 return
+            self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
             lang = self.kit.lang_of(record, pid)
             intent = data.intent
             if isinstance(intent, Refresh):

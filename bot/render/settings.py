@@ -40,8 +40,32 @@ def _value(tr: Translator, lang: str, settings: ChatSettings, key: str, default:
             return tr.t(lang, "settings-seconds", seconds=seconds) if seconds else off
         case "c":
             return on if settings.show_computers else off
+        case "n":
+            return on if settings.turn_alerts else off
         case _:
             return tr.t(lang, f"language-{settings.language or lang}")  # none set: as shown
+
+
+def personal_menu(
+    tr: Translator, lang: str, turn_alerts: bool | None, *, closed: bool = False
+) -> Rendered:
+    """/settings in a private chat: what the player chooses for all their games."""
+    on, off = tr.t(lang, "value-on"), tr.t(lang, "value-off")
+    value = tr.t(lang, "value-group-default") if turn_alerts is None else on if turn_alerts else off
+    label = tr.t(lang, "settings-alerts")
+    lines = [
+        f"<b>{tr.t(lang, 'my-settings-title')}</b>",
+        tr.t(lang, "my-settings-intro"),
+        "",
+        f"<b>{label}</b>: {value} — {tr.t(lang, 'my-settings-alerts-help')}",
+    ]
+    keyboard = Keyboard(
+        [
+            [Button(f"{label}: {value}", callback_data="Sn")],
+            [Button(tr.t(lang, "settings-close"), callback_data=CLOSE)],
+        ]
+    )
+    return Rendered("\n".join(lines), None if closed else keyboard)
 
 
 def render_menu(

@@ -188,11 +188,14 @@ async def cancel_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def settings_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if found := await _in_group(update, context, "settings-in-group"):
+    """/settings: a group's house rules; in private, the player's own settings."""
+    if found := _command(update):
         chat_id, person, message_id = found
-        await rooms_of(context).chat.settings_command(
-            chat_id=chat_id, person=person, message_id=message_id
-        )
+        chat = rooms_of(context).chat
+        if _is_group(update.effective_chat):
+            await chat.settings_command(chat_id=chat_id, person=person, message_id=message_id)
+        elif chat_id == person.user_id:
+            await chat.personal_settings(person=person)
 
 
 async def kick_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

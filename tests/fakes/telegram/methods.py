@@ -39,6 +39,7 @@ METHODS = (
     "getMe",
     "sendMessage",
     "editMessageText",
+    "deleteMessage",
     "answerCallbackQuery",
     "getChatMember",
     "setMyCommands",
@@ -278,6 +279,7 @@ class BotApiMethods(FakeState):
             entities=entities,
             reply_markup=markup,
             reply_to_message_id=reply_to,
+            notified=not params.get("disable_notification"),
         )
         return self._message_dict(msg)
 
@@ -304,6 +306,22 @@ class BotApiMethods(FakeState):
         _, msg = self._editable(params)
         # Like Telegram: omitting reply_markup removes the inline keyboard.
         return self._apply_edit(msg, plain, source, parse_mode, entities, markup)
+
+    def _api_deleteMessage(self, params: JSON) -> bool:
+        """Telegram lets a bot delete its own messages (in groups within 48 hours; the fake
+        keeps no age: inject "message can't be deleted" with `fail_next`)."""
+        chat = self._resolve_chat(params)
+        self._check_access(chat, sending=False)
+        try:
+            msg = self._get_message(chat.id, params.get("message_id"))
+        except LookupError:
+            raise ApiError(400, "Bad Request: message to delete not found") from None
+        if msg.deleted:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        if not msg.from_bot:
+            raise ApiError(400, "Bad Request: message can't be deleted")
+        msg.deleted = True
+        return True
 
     def _api_answerCallbackQuery(self, params: JSON) -> bool:
         query_id = str(params.get("callback_query_id", ""))

@@ -80,6 +80,7 @@ class FakeMessage:
     reply_to_message_id: int | None = None
     edit_date: int | None = None
     deleted: bool = False
+    notified: bool = False  # a new message without disable_notification: the phone announces it
     history: list[tuple[str, JSON | None]] = field(default_factory=list)  # (html, markup)
     service: JSON = field(default_factory=dict)  # e.g. {"migrate_to_chat_id": ...}
 
@@ -261,6 +262,11 @@ class FakeState:
     def clear_calls(self) -> None:
         self.calls.clear()
 
+    def notifications(self, chat_id: int) -> list[FakeMessage]:
+        """The bot's messages in the chat that made the phone announce them (deleted since
+        or not), in order: Telegram notifies on a new message, never on an edit."""
+        return [m for m in self.messages(chat_id, include_deleted=True) if m.notified]
+
     def messages(
         self,
         chat_id: int,
@@ -321,6 +327,7 @@ class FakeState:
         reply_markup: JSON | None = None,
         reply_to_message_id: int | None = None,
         service: JSON | None = None,
+        notified: bool = False,
     ) -> FakeMessage:
         message_id = self._next_message_id.get(chat_id, 1)
         self._next_message_id[chat_id] = message_id + 1
@@ -337,6 +344,7 @@ class FakeState:
             reply_markup=reply_markup,
             reply_to_message_id=reply_to_message_id,
             service=service or {},
+            notified=notified,
         )
         self._messages.setdefault(chat_id, []).append(msg)
         return msg
