@@ -14,12 +14,11 @@ from typing import Final
 
 from telegram.error import RetryAfter, TelegramError
 
-from bot.delivery.outbox import retry_after_seconds, transient
+from bot.delivery.outbox import MIN_RETRY_WAIT, retry_after_seconds, transient
 
 logger = logging.getLogger(__name__)
 
 MAX_RETRIES: Final = 5  # a table or hands that failed to show, tried again at most this often
-MIN_RETRY_WAIT: Final = 1.0  # seconds before the first retry (then doubling)
 
 
 class Coalescer:
@@ -37,6 +36,7 @@ class Coalescer:
         *,
         clock: Callable[[], float] | None = None,
         publish_later: Callable[[int], Awaitable[None]] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._publish = publish
         self._publish_later = publish_later or publish
@@ -46,6 +46,7 @@ class Coalescer:
         self._pending: dict[int, asyncio.Task[None]] = {}
         self._failures: dict[int, int] = {}  # retries in a row, per key
         self._closed = False
+        self._sleep = sleep
 
     async def request(self, key: int) -> None:
         if key in self._pending:
@@ -60,7 +61,7 @@ class Coalescer:
     async def _later(self, key: int, wait: float) -> None:
         me = asyncio.current_task()
         try:
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
         finally:
             if self._pending.get(key) is me:
                 del self._pending[key]
@@ -95,10 +96,9 @@ class Coalescer:
             self._failures.pop(key, None)
             return
         wait = max(self.interval, MIN_RETRY_WAIT) * 2 ** (failures - 1)
-        if isinstance(error, RetryAfter):
-            seconds = retry_after_seconds(error)
-            self._last[key] = self._clock() + seconds
-            wait = max(wait, seconds)
+        if isinstance(error, RetryAfter):  # exactly as long as Telegram asks, no longer
+            wait = retry_after_seconds(error)
+            self._last[key] = self._clock() + wait
         if key not in self._pending:
             self._pending[key] = asyncio.create_task(self._later(key, wait))
 

@@ -33,6 +33,8 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
+MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
+DELIVER_TRIES: Final = 5  # a message that matters once, after timeouts or network errors
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
@@ -181,6 +183,37 @@ class Outbox:
                     raise
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
         return Sent(await self.send(chat_id, rendered, patient=patient), new=True)
+
+    async def deliver(
+        self,
+        chat_id: int,
+        rendered: Rendered,
+        *,
+        message_id: int | None = None,
+        first_wait: float = 0.0,
+    ) -> int | None:
+        """A message that matters once (a result, a lobby's last words, a notice): sent, or
+        with `message_id` that message edited (sent anew if it is gone), however many 429s
+        Telegram answers, each waited out for exactly its retry_after; a timeout or network
+        error is tried again `DELIVER_TRIES` times. Its id; None if Telegram refused it
+        (a 400, a 403: logged). Run it beside the chat's lock, never under it."""
+        failures = 0
+        wait = first_wait
+        while True:
+            if wait:
+                await self.sleep(wait)
+            try:
+                if message_id is None:
+                    return await self.send(chat_id, rendered, patient=False)
+                return (await self.show(chat_id, message_id, rendered, patient=False)).message_id
+            except RetryAfter as exc:
+                wait = retry_after_seconds(exc)
+            except (Blocked, TelegramError) as exc:
+                failures += 1
+                if isinstance(exc, Blocked) or not transient(exc) or failures >= DELIVER_TRIES:
+                    logger.warning("could not deliver a message to chat %s: %s", chat_id, exc)
+                    return None
+                wait = MIN_RETRY_WAIT * 2 ** (failures - 1)
 
     async def close_keyboard(
         self,

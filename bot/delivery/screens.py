@@ -23,11 +23,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from telegram.error import TelegramError
+from telegram.error import RetryAfter, TelegramError
 
 from bot import render
 from bot.delivery.coalescer import Coalescer
-from bot.delivery.outbox import Blocked, Sent, transient
+from bot.delivery.outbox import (
+    MIN_RETRY_WAIT,
+    Blocked,
+    Sent,
+    retry_after_seconds,
+    transient,
+)
 from bot.kit import MAX_TIMEOUTS, Kit, computers, title
 from bot.store import GameStore
 from engine import Action
@@ -140,10 +146,29 @@ class Screens:
             names=self.kit.names(record),
             reason=reason,
         )
+        await self.post(record.chat_id, rendered)
+
+    async def post(
+        self, chat_id: int, rendered: render.Rendered, *, message_id: int | None = None
+    ) -> int | None:
+        """A message that matters once (a result, a lobby's last words, a notice), sent or
+        (`message_id`) edited: at once if Telegram takes it; after a 429 or a lost call, by a
+        task of its own, not holding the chat's lock, until it is delivered
+        (`Outbox.deliver`). Its id if it went out at once."""
         try:
-            await self.out.send(record.chat_id, rendered)
+            if message_id is None:
+                return await self.out.send(chat_id, rendered, patient=False)
+            return (await self.out.show(chat_id, message_id, rendered, patient=False)).message_id
+        except RetryAfter as exc:
+            wait = retry_after_seconds(exc)
         except (Blocked, TelegramError) as exc:
-            logger.warning("could not post the result in chat %s: %s", record.chat_id, exc)
+            if isinstance(exc, Blocked) or not transient(exc):
+                logger.warning("could not post a message in chat %s: %s", chat_id, exc)
+                return None
+            wait = MIN_RETRY_WAIT
+        deliver = self.out.deliver(chat_id, rendered, message_id=message_id, first_wait=wait)
+        self.store.background.spawn(deliver)
+        return None
 
     # ---------------------------------------------------------------- the table
 
@@ -409,8 +434,7 @@ class Screens:
         # with no time limit, nothing times out: the game waits
         key = "group-blocked" if kit.turn_timeout(record) else "group-blocked-no-limit"
         text = kit.t(record.language, key, player=render.esc(seat.name), link=kit.deep_link())
-        with contextlib.suppress(Blocked, TelegramError):
-            await self.out.send(record.chat_id, render.Rendered(text))
+        await self.post(record.chat_id, render.Rendered(text))
         with contextlib.suppress(Exception):
             async with kit.db.transaction() as tx:
                 if seat.user_id is not None:

@@ -145,7 +145,12 @@ class Lobbies(Room):
         self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
     ) -> None:
         """Bring the lobby message up to date (`closed`: its last words, no buttons)."""
-        if record.lobby.message_id is None and closed is not None:
+        if closed is not None:  # its last words: never lost, not even to 429s
+            if record.lobby.message_id is not None:
+                rendered = self._render(record, closed)
+                await self.screens.post(
+                    record.chat_id, rendered, message_id=record.lobby.message_id
+                )
             return
         try:
             sent = await self.out.show(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from bot.delivery import Coalescer
 
 
@@ -68,3 +70,22 @@ async def test_other_groups_are_not_delayed() -> None:
     assert published == [1, 2]
     coalescer.forget(1)
     assert coalescer.pending() == frozenset()
+
+
+async def test_a_429_is_retried_after_exactly_its_retry_after() -> None:
+    """Not after the interval (a hand refused with "retry after 1" waited 3 s)."""
+    from telegram.error import RetryAfter
+
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def publish(chat: int) -> None:
+        return None
+
+    coalescer = Coalescer(publish, interval=3.0, clock=Clock(), sleep=sleep)
+    coalescer.retry_later(7, RetryAfter(1))
+    assert coalescer.pending() == {7}
+    await asyncio.sleep(0)  # one step of the loop: the retry starts its wait
+    assert waits == [1.0]

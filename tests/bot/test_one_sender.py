@@ -48,3 +48,51 @@ async def test_the_command_menus_are_set_through_the_outbox_for_every_language(
             assert menu[0]["command"] == first
             words = h.rooms.kit.t(lang or "en", f"cmd-{first}")
             assert menu[0]["description"] == words
+
+
+async def test_a_result_is_posted_however_many_429s_come(harness: BotHarness) -> None:
+    """A message that matters once waits for Telegram, exactly as long as it asks each time,
+    beside the chat's lock (the game is over; nothing holds it up)."""
+    from engine import Game
+
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-7011, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.set_position(group, Game.from_position({"1": "6♠", "2": "7♠"}, trump="K♦"))
+    waited: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        waited.append(seconds)
+
+    h.rooms.kit.out.sleep = no_wait
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    h.fake.fail_next(
+        "sendMessage", 429, "Too Many Requests", retry_after=4, chat_id=group.id, times=3
+    )
+    await h.send(bob.tap(h.hand_message(bob), "7♠"))  # the last move
+    await h.rooms.store.background.settle()
+    assert "Game over" in h.fake.last_message(group.id).text
+    assert waited == [4.0, 4.0, 4.0]
+
+
+async def test_a_lobbys_last_words_survive_429s(harness: BotHarness) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-7012, "Club", admins={alice})
+    await h.send(alice.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    h.rooms.kit.out.sleep = _no_sleep
+    h.fake.fail_next(
+        "editMessageText", 429, "Too Many Requests", retry_after=2, chat_id=group.id, times=2
+    )
+    await h.send(alice.tap(lobby, "Cancel"))
+    await h.rooms.store.background.settle()
+    closed = h.fake.message(group.id, lobby.message_id)
+    assert h.rooms.kit.t("en", "lobby-cancelled") in closed.text
+    assert not closed.buttons  # no Join left on a closed lobby
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
