@@ -39,7 +39,7 @@ from telegram.ext import (
 )
 
 from tests.fakes.html import parse_html
-from tests.fakes.telegram import BOT_USERNAME, Button, FakeTelegram
+from tests.fakes.telegram import BOT_USERNAME, Button, FakeTelegram, Limits, Window
 from tests.fakes.telegram.methods import METHODS
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
@@ -668,3 +668,75 @@ async def test_polling_with_long_poll(fake: FakeTelegram) -> None:
     assert polls[-1].params.get("timeout") == 0  # PTB confirms the offset on stop
     assert fake.pending_updates == []  # confirmed by the final offset
     assert fake.count("deleteWebhook") == 1  # polling bootstrap
+
+
+# --------------------------------------------------------------------------- flood limits
+
+
+class Seconds:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_private_chat_takes_a_burst_then_about_one_a_second(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    clock = Seconds()
+    fake.enforce(Limits(), clock)
+    alice = fake.user(1, "Alice")
+    alice.start_private()
+    for _ in range(3):  # a short burst
+        await bot.send_message(alice.id, "hand")
+    with pytest.raises(RetryAfter) as refused:
+        await bot.send_message(alice.id, "one too many")
+    assert refused.value.retry_after.total_seconds() == 3  # type: ignore[union-attr]
+    assert [c.error_code for c in fake.flooded] == [429]
+    clock.now += 1.0  # the window slides: one more after the first one left it ...
+    with pytest.raises(RetryAfter):
+        await bot.send_message(alice.id, "still too soon")
+    clock.now += 2.0
+    await bot.send_message(alice.id, "now")  # ... three seconds after the burst began
+
+
+async def test_a_group_takes_twenty_a_minute_and_edits_count(fake: FakeTelegram, bot: Bot) -> None:
+    clock = Seconds()
+    fake.enforce(Limits(), clock)
+    group = fake.group(-1001, "Club")
+    message = await bot.send_message(group.id, "table 0")
+    for n in range(1, 20):
+        clock.now += 0.5
+        await bot.edit_message_text(f"table {n}", chat_id=group.id, message_id=message.message_id)
+    with pytest.raises(RetryAfter) as refused:
+        await bot.edit_message_text("table 20", chat_id=group.id, message_id=message.message_id)
+    assert refused.value.retry_after.total_seconds() == 51  # type: ignore[union-attr]
+    other = fake.group(-1002, "Other")
+    await bot.send_message(other.id, "another group is not held back")
+
+
+async def test_the_bot_takes_thirty_a_second_over_all_chats(fake: FakeTelegram, bot: Bot) -> None:
+    clock = Seconds()
+    fake.enforce(Limits(private=Window(100, 1.0)), clock)
+    users = [fake.user(i, f"U{i}") for i in range(1, 32)]
+    for user in users:
+        user.start_private()
+    for user in users[:30]:
+        await bot.send_message(user.id, "hi")
+    with pytest.raises(RetryAfter):
+        await bot.send_message(users[30].id, "the 31st in a second")
+    clock.now += 1.0
+    await bot.send_message(users[30].id, "the next second")
+
+
+async def test_a_message_records_whether_it_notified(fake: FakeTelegram, bot: Bot) -> None:
+    alice = fake.user(1, "Alice")
+    alice.start_private()
+    loud = await bot.send_message(alice.id, "your turn")
+    quiet = await bot.send_message(alice.id, "fyi", disable_notification=True)
+    await bot.edit_message_text("your turn!", chat_id=alice.id, message_id=loud.message_id)
+    assert [m.message_id for m in fake.notifications(alice.id)] == [loud.message_id]
+    assert quiet.message_id not in [m.message_id for m in fake.notifications(alice.id)]
+    assert await bot.delete_message(alice.id, loud.message_id)
+    assert fake.notifications(alice.id)[0].deleted  # kept: it did notify

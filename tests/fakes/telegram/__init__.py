@@ -40,6 +40,7 @@ The modules, from the wire inwards (each builds on the next):
   bot, joining, leaving, kicks, migration), which make the updates Telegram would send.
 """
 
+from tests.fakes.telegram.limits import Limits, Window
 from tests.fakes.telegram.scenarios import FakeGroup, FakeUser
 from tests.fakes.telegram.state import (
     BOT_USERNAME,
@@ -61,4 +62,6 @@ __all__ = [
     "FakeMessage",
     "FakeTelegram",
     "FakeUser",
+    "Limits",
+    "Window",
 ]

@@ -15,6 +15,7 @@ import email.parser
 import email.policy
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
 from bot.telegram.request import JsonRequest, UpdatesRequest
+from tests.fakes.telegram.limits import COUNTED, FloodControl, Limits
 from tests.fakes.telegram.methods import METHODS, ApiError, BotApiMethods
 from tests.fakes.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 
@@ -166,10 +168,19 @@ class FakeTelegram(BotApiMethods):
         self.strict_html = strict_html
         self.transport = httpx.MockTransport(self._handle)
         self._injected: list[_Injected] = []
+        self.flood: FloodControl | None = None  # Telegram's limits, once `enforce`d
+        self.flooded: list[Call] = []  # the calls refused with 429 for going over them
         self.latency: Callable[[str, JSON], Awaitable[None]] | None = None
         """Awaited with each authorised call's method and parameters before it is applied
         and answered: the time a call takes over the network (tests: which calls are on
         their way at once; the bot benchmark: Telegram's round trip)."""
+
+    def enforce(
+        self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """Refuse calls over Telegram's flood limits with 429 and retry_after, as Telegram
+        does (see `limits`); `clock` in seconds."""
+        self.flood = FloodControl(limits or Limits(), clock)
 
     # -- wiring
 
@@ -329,6 +340,13 @@ class FakeTelegram(BotApiMethods):
                 return self._fail(
                     call, ApiError(injected.status, injected.description, injected.parameters)
                 )
+
+        if self.flood is not None and method in COUNTED and isinstance(params.get("chat_id"), int):
+            wait = self.flood.retry_after(params["chat_id"])
+            if wait is not None:
+                self.flooded.append(call)
+                description = f"Too Many Requests: retry after {wait}"
+                return self._fail(call, ApiError(429, description, {"retry_after": wait}))
 
         handler = getattr(self, f"_api_{method}", None) if method in METHODS else None
         if handler is None:
