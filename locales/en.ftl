@@ -175,7 +175,7 @@ log-defend-cards = { $player } covers { $attack } with { $card }
 log-transfer-cards = { $player } transfers with { $cards } to { $target }
 log-show-cards = { $player } shows { $cards } and transfers to { $target }
 log-beaten-cards = beaten off: { $cards }
-log-picked-cards = { $player } picks up { $cards }
+log-picked-cards = { $player } takes { $cards }
 log-exchange-cards = { $player } swaps { $card } for the face-up trump { $trump }
 
 ## The end

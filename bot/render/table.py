@@ -46,7 +46,10 @@ def log_lines(
     """The log in words, a line per bout (see `bot.log.bouts`), oldest first."""
     lines = []
     for bout in bouts(log):
-        words = [line for entry in bout if (line := log_line(tr, lang, entry, names))]
+        # "Bob takes" and, at the bout's end, "Bob picks up 6♣ Q♣": one event, one line
+        picked = {e.player for e in bout if e.kind == "picked" and e.cards}
+        shown = [e for e in bout if not (e.kind == "take" and e.player in picked)]
+        words = [line for entry in shown if (line := log_line(tr, lang, entry, names))]
         if words:
             lines.append(" · ".join(words))
     return lines

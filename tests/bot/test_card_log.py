@@ -36,7 +36,7 @@ def test_r8_r14_a_bout_is_one_line_that_names_its_cards() -> None:
     ]
     assert log_lines(TR, "en", log, NAMES) == [
         "Alice attacks 6♣ · Bob transfers with 6♦ to Carol · Carol covers 6♣ with Q♣"
-        " · Alice throws in Q♦ · Carol takes · Carol picks up 6♣ Q♣ Q♦",
+        " · Alice throws in Q♦ · Carol takes 6♣ Q♣ Q♦",  # the take and the pick-up: one
         "Alice attacks 7♠ · Bob covers 7♠ with 9♠ · beaten off: 7♠ 9♠",
     ]
     assert log_lines(TR, "de", log[6:], NAMES) == [
