@@ -133,6 +133,23 @@ class Kit:
         member = await self.out.member(chat_id, user_id)
         return member is not None and member.is_admin
 
+    async def alerts_off(self, record: GameRecord) -> list[str]:
+        """The players of `record` who switched turn alerts off: their own choice, else the
+        group's default."""
+        quiet = []
+        async with self.db.transaction(readonly=True) as tx:
+            default = (await tx.chats.get(chat_id=record.chat_id)).turn_alerts
+            for seat in record.lobby.seats:
+                if seat.user_id is None:
+                    continue
+                try:
+                    own = (await tx.players.get(user_id=seat.user_id)).turn_alerts
+                except NotFound:
+                    own = None
+                if not (default if own is None else own):
+                    quiet.append(seat.player_id)
+        return quiet
+
     async def note_player(self, person: Person, *, can_message: bool | None = None) -> Player:
         """Store what the bot knows of the person (name, language, whether it may write to
         them privately); the stored player."""

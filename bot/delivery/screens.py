@@ -34,7 +34,7 @@ from bot.delivery.outbox import (
     retry_after_seconds,
     transient,
 )
-from bot.kit import MAX_TIMEOUTS, Kit, computers, title
+from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
 from engine import Action
 from engine.advice import is_active, must_decide
@@ -449,25 +449,6 @@ class Screens:
             lang = self.kit.lang_of(record, seat.player_id)
             text = render.Rendered(self.kit.t(lang, key))
             await self.out.close_keyboard(seat.user_id, mid, text)
-
-    async def warn_time(self, record: GameRecord) -> None:
-        """Half time of a turn: a private warning to each player the game waits for, and the
-        time left shown on the table and in their hands brought up to date (once per turn)."""
-        game = record.game
-        assert game is not None
-        kit = self.kit
-        seconds = kit.seconds_left(record) or 0
-        for seat in record.lobby.seats:
-            if seat.user_id is None or seat.is_computer or seat.player_id not in game.to_act:
-                continue
-            lang = kit.lang_of(record, seat.player_id)
-            text = kit.t(lang, "warn-time", seconds=seconds, chat=title(record))
-            with contextlib.suppress(Blocked, TelegramError):
-                await self.out.send(seat.user_id, render.Rendered(text))
-        # (Not a hand showing a choice of covers: the refresh would take that choice away.)
-        plain = {p for p in game.to_act if self.has_hand(record, p)}
-        await self.hands(record, only=plain, force=True)
-        await self.tables.request(record.chat_id)
 
     # ---------------------------------------------------------------- shutdown
 

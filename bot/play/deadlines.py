@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from bot.kit import MAX_TIMEOUTS
+from bot import render
+from bot.delivery import Blocked, SendError
+from bot.kit import MAX_TIMEOUTS, title
 from bot.log import Move, RemovedForTimeouts, TimedOut
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
@@ -145,10 +147,29 @@ class Deadlines(Room):
                 # moved on or dropped (the warning and refresh would be wrong).
                 if self.store.live(record.chat_id) is record and self._warn_due(record, now):
                     record.meta.warned = True  # kept in memory; stored with the next move
-                    await self.screens.warn_time(record)
+                    await self._warn(record)
         except Exception:
             record.meta.warned = True  # a warning is a courtesy: never retried
             logger.exception("warning chat %s of its deadline failed", record.chat_id)
+
+    async def _warn(self, record: GameRecord) -> None:
+        """Half time of a turn: a private warning to each player the game waits for, and the
+        time left shown on the table and in their hands brought up to date (once per turn)."""
+        game = record.game
+        assert game is not None
+        kit = self.kit
+        seconds = kit.seconds_left(record) or 0
+        for seat in record.lobby.seats:
+            if seat.user_id is None or seat.is_computer or seat.player_id not in game.to_act:
+                continue
+            lang = kit.lang_of(record, seat.player_id)
+            text = kit.t(lang, "warn-time", seconds=seconds, chat=title(record))
+            with contextlib.suppress(Blocked, SendError):
+                await self.out.send(seat.user_id, render.Rendered(text))
+        # (Not a hand showing a choice of covers: the refresh would take that choice away.)
+        plain = {p for p in game.to_act if self.screens.has_hand(record, p)}
+        await self.screens.hands(record, only=plain, force=True)
+        await self.screens.tables.request(record.chat_id)
 
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:

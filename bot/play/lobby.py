@@ -298,29 +298,13 @@ class Lobbies(Room):
         record.status = "running"
         record.started_at = self.kit.clock()
         record.meta.log = []
-        record.meta.quiet = await self._quiet(record)
+        record.meta.quiet = await self.kit.alerts_off(record)
         self.store.set_deadline(record)
         await self.store.save(record)
         await self.out.answer(query, started or None)
         await self.refresh(record, closed="lobby-started")
         await self.screens.show_all(record)
         await self.computers.drive(record)
-
-    async def _quiet(self, record: GameRecord) -> list[str]:
-        """The players who switched turn alerts off: their own choice, else the group's."""
-        quiet = []
-        async with self.kit.db.transaction(readonly=True) as tx:
-            default = (await tx.chats.get(chat_id=record.chat_id)).turn_alerts
-            for seat in record.lobby.seats:
-                if seat.user_id is None:
-                    continue
-                try:
-                    own = (await tx.players.get(user_id=seat.user_id)).turn_alerts
-                except NotFound:
-                    own = None
-                if not (default if own is None else own):
-                    quiet.append(seat.player_id)
-        return quiet
 
     async def closed(
         self, record: GameRecord, why: Literal["cancelled", "expired"], *, by: int | None = None
