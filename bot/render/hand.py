@@ -38,11 +38,15 @@ def _your_role(tr: Translator, lang: str, view: GameView, names: Mapping[str, st
     if me not in view.active_players:
         return tr.t(lang, "hand-you-are-out")
     if me == view.defender:
-        if view.defender_took:
-            return tr.t(lang, "hand-you-take")
+        others = [p for p in view.active_players if p != me]
+        one = {"player": name_of(names, others[0])} if len(others) == 1 else None
+        if view.defender_took:  # exactly one other player: say who may still throw in
+            return tr.t(lang, "hand-you-take-one", **one) if one else tr.t(lang, "hand-you-take")
         if not view.table:
             return tr.t(lang, "hand-you-are-attacked", player=name_of(names, view.attacker))
         if not view.open_attacks:
+            if one:
+                return tr.t(lang, "hand-you-covered-one", **one)
             return tr.t(lang, "hand-you-covered")
         transfers = any(isinstance(a, Transfer | ShowTrump) for a in view.legal)
         key = "hand-you-defend-transfer" if transfers else "hand-you-defend"

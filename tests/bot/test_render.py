@@ -331,3 +331,19 @@ def test_an_empty_table_in_a_hand_reads_as_one_sentence() -> None:
     game = Game.from_position({"1": "6♠ 9♣", "2": "7♠ 8♦"}, trump="A♥", attacker="1")
     text, _ = _hand_of(game, "1", "en")
     assert "The table is empty." in text and "Table: The table is empty." not in text
+
+
+def test_r11_a_defender_who_takes_is_told_who_may_still_throw_in() -> None:
+    """With one other player, the hand names them; with more, "the others" (R11)."""
+    two = Game.from_position({"1": "6♠ 6♥ 7♠", "2": "9♣ 10♣"}, trump="K♦", attacker="1")
+    two.apply("1", Attack(Card.parse("6♠")))
+    two.apply("2", Take())
+    text = render.hand(TR, "en", two.view("2"), game_id=1, names=NAMES, chat_title="x").text
+    assert "You take. Alice &lt;admin&gt; may still throw in." in text  # 6♥ may follow
+    three = Game.from_position(
+        {"1": "6♠ 7♠", "2": "9♣ 10♣", "3": "6♦ 8♦"}, trump="K♦", attacker="1"
+    )
+    three.apply("1", Attack(Card.parse("6♠")))
+    three.apply("2", Take())
+    text = render.hand(TR, "en", three.view("2"), game_id=1, names=NAMES, chat_title="x").text
+    assert "You take. The others may still throw in." in text
