@@ -83,6 +83,17 @@ class Screens:
         """The move number of the keyboard `player` has now (None: not known)."""
         return self._shown_move.get((record.id or 0, player))
 
+    def is_current(self, record: GameRecord, player: str) -> bool:
+        """Whether the player's hand message shows the game as it is now (its cards, options
+        and keyboard of this move): a tap from an older keyboard needs no new edit."""
+        game = record.game
+        key = (record.id or 0, player)
+        return (
+            game is not None
+            and self._shown_move.get(key) == game.move_number
+            and self._sent_hands.get(key) == self.hand_state(record, player)
+        )
+
     def has_hand(self, record: GameRecord, player: str) -> bool:
         """Whether the player's hand message shows plain cards (not a choice of covers)."""
         return self._sent_hands.get((record.id or 0, player)) is not None

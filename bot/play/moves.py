@@ -57,6 +57,9 @@ class Moves(Room):
             if data.move < (game.move_number if shown is None else shown) or (
                 data.move > game.move_number
             ):
+                if self.screens.is_current(record, pid):  # a doubled tap: nothing to show
+                    await out.answer(query)
+                    return
                 await out.answer(query, t(lang, "error-stale"))
                 await self.screens.hands(record, only={pid}, force=True)
                 return
