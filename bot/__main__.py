@@ -41,7 +41,12 @@ def load_settings() -> Settings:
     except ValidationError as exc:
         for error in exc.errors():
             name = "_".join(str(part) for part in error["loc"]).upper() or "settings"
-            reason = "is required" if error["type"] == "missing" else error["msg"]
+            missing = error["type"] == "missing" or error.get("input") == ""
+            reason = error["msg"].removeprefix("Value error, ")  # no library words
+            if missing:
+                reason = "is required"
+                if name == "BOT_TOKEN":  # where it goes
+                    reason += ": put it in .env (cp .env.example .env) or the environment"
             print(f"durak-bot: setting {name} {reason}", file=sys.stderr)
             break
         raise SystemExit(2) from None

@@ -30,11 +30,24 @@ def run_bot(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_missing_token_stops_with_one_line_and_exit_code_2(tmp_path: Path) -> None:
-    result = run_bot(tmp_path)
+@pytest.mark.parametrize("env", [{}, {"BOT_TOKEN": ""}])  # unset, or empty as in .env.example
+def test_missing_token_stops_with_one_line_that_says_where_it_goes(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    result = run_bot(tmp_path, **env)
     assert result.returncode == 2
-    assert result.stderr.strip() == "durak-bot: setting BOT_TOKEN is required"
+    assert result.stderr.strip() == (
+        "durak-bot: setting BOT_TOKEN is required: put it in .env (cp .env.example .env)"
+        " or the environment"
+    )
     assert "Traceback" not in result.stderr
+
+
+def test_a_malformed_setting_reads_without_library_words(tmp_path: Path) -> None:
+    result = run_bot(tmp_path, BOT_TOKEN="not-a-token")
+    assert result.stderr.strip() == (
+        "durak-bot: setting BOT_TOKEN does not look like a bot token (digits:secret)"
+    )
 
 
 @pytest.mark.parametrize(
