@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,15 @@ def test_missing_default_language_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "de.ftl").write_text("hello = Hallo\n", encoding="utf-8")
     with pytest.raises(FileNotFoundError):
         Translator(tmp_path)
+
+
+def test_russian_never_declines_a_name_or_title_after_a_preposition() -> None:
+    """Russian declines a noun after «в», «на», «под» ...; a group's title or a player's name
+    inserted there stays in the nominative and reads wrong («Дурак в Картёжники»). Such
+    strings put it in quotes after a noun («в группе «Картёжники»») or after a separator."""
+    preposition = re.compile(
+        r"(?:^|\s)(?:в|во|на|из|с|со|к|ко|у|от|для|о|об|про|за|под|по|при)\s+(?:<b>)?"
+        r"\{ \$(?:chat|player|target) \}"
+    )
+    text = (LOCALES_DIR / "ru.ftl").read_text(encoding="utf-8")
+    assert [line for line in text.splitlines() if preposition.search(line)] == []
