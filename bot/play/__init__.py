@@ -1,6 +1,7 @@
 """The bot's features, one room each, and `Rooms`, which builds and wires them.
 
-- `lobby.Lobbies`: /newgame, Join and the deep link, Start, Cancel, Play again, /practice;
+- `lobby.Lobbies`: /newgame, Join, Start, Cancel, Play again, /practice;
+- `welcome.Welcome`: /start, the Join deep link, /newgame in a private chat;
 - `moves.Moves`: a tap on a hand, why a card cannot be played, /hand;
 - `computers.Computers`: computer players' moves;
 - `deadlines.Deadlines`: half-time warnings, timeouts, expired lobbies, resuming;
@@ -21,6 +22,7 @@ from bot.play.deadlines import Deadlines
 from bot.play.lobby import Lobbies
 from bot.play.moderation import Moderation
 from bot.play.moves import Moves
+from bot.play.welcome import Welcome
 from bot.store import GameStore
 
 
@@ -34,7 +36,8 @@ class Rooms:
         base = (kit, store, screens)
         self.computers = computers = Computers(*base)
         self.moves = moves = Moves(*base, computers=computers)
-        self.lobbies = lobbies = Lobbies(*base, computers=computers, moves=moves)
+        self.lobbies = lobbies = Lobbies(*base, computers=computers)
+        self.welcome = Welcome(*base, lobbies=lobbies, moves=moves)
         self.deadlines = deadlines = Deadlines(*base, computers=computers, lobbies=lobbies)
         self.moderation = moderation = Moderation(*base, computers=computers, lobbies=lobbies)
         self.chat = ChatRoom(*base, lobbies=lobbies)
@@ -67,4 +70,5 @@ __all__ = [
     "Moderation",
     "Moves",
     "Rooms",
+    "Welcome",
 ]

@@ -10,7 +10,6 @@ itself (forged data from elsewhere is refused).
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -19,18 +18,14 @@ from typing import Literal
 from bot import render
 from bot.callbacks import AgainData, LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
-from bot.kit import Person, seated, title
+from bot.kit import Person, title
 from bot.play.computers import Computers
-from bot.play.moves import Moves
 from bot.play.room import Room
 from engine import Game, Rules
 from engine.ai import LEVELS
 from storage import GameMeta, GameRecord, Lobby, NotFound, Seat
 
 logger = logging.getLogger(__name__)
-
-_DEEP_LINK = re.compile(r"j([0-9]{1,12})")
-"""`/start j<game>`: the Join deep link's payload."""
 
 GONE_FOR_GOOD = ("kicked", "timed_out", "left")
 """Players not seated again by Play again: they would have to join anew."""
@@ -39,7 +34,6 @@ GONE_FOR_GOOD = ("kicked", "timed_out", "left")
 @dataclass(eq=False, repr=False)
 class Lobbies(Room):
     computers: Computers
-    moves: Moves
 
     # ---------------------------------------------------------------- opening
 
@@ -259,7 +253,7 @@ class Lobbies(Room):
                 await self.out.answer(query, url=kit.deep_link(f"j{record.id}"))
                 return
             await kit.note_player(person, can_message=True)
-        _seat(record, person, player.language)
+        seat(record, person, player.language)
         await self.store.save(record)
         await self.out.answer(query, kit.t(lang, "lobby-joined"))
         await self.refresh(record)
@@ -322,91 +316,6 @@ class Lobbies(Room):
                 await self.out.send(seat.user_id, render.Rendered(text), patient=False)
             except (Blocked, SendError) as exc:
                 logger.info("could not tell user %s of the closed lobby: %s", seat.user_id, exc)
-
-    # ---------------------------------------------------------------- the deep link
-
-    async def start_payload(self, *, person: Person, payload: str) -> bool:
-        """/start j<game> in the private chat: the deep link from Join. False if the payload
-        is no lobby's (the caller welcomes the person)."""
-        kit = self.kit
-        player = await kit.note_player(person, can_message=True)
-        lang = player.language
-        link = _DEEP_LINK.fullmatch(payload)  # game ids fit in 12 digits, as in callbacks
-        game_id = int(link[1]) if link else None
-        if game_id is None:
-            return False
-        async with self.store.for_game(game_id) as unit:
-            if unit is None:
-                return False
-            record = unit.record
-            lobby = unit.game(game_id, "lobby")
-            if lobby is not None:
-                await self._join_by_link(lobby, person, lang)
-                return True
-            # The link's lobby is closed. Say what the player can do instead.
-            running = record is not None and record.status == "running" and seated(record, person)
-            if record is not None and record.status == "lobby":  # a newer lobby is open
-                key = "private-joined" if seated(record, person) else "error-lobby-closed-newer"
-                text = kit.t(lang, key, chat=title(record))
-                await self.out.send(person.user_id, render.Rendered(text))
-                return True
-        # The game started before they pressed Start: their cards. (Unless it ended meanwhile.)
-        if running and await self.moves.resend_hand(
-            person=person, chat_id=unit.chat_id, quiet=True
-        ):
-            return True
-        # Maybe their first message from the bot: how to play, too.
-        text = kit.t(lang, "error-lobby-closed") + "\n\n" + kit.t(lang, "welcome")
-        keyboard = render.add_to_group_keyboard(kit.tr, lang, kit.bot_username)
-        await self.out.send(person.user_id, render.Rendered(text, keyboard))
-        return True
-
-    async def welcome(self, *, person: Person) -> None:
-        """/start without a payload: how to play; also unblocks a player mid-game."""
-        kit = self.kit
-        player = await kit.note_player(person, can_message=True)
-        keyboard = render.add_to_group_keyboard(kit.tr, player.language, kit.bot_username)
-        await self.out.send(
-            person.user_id, render.Rendered(kit.t(player.language, "welcome"), keyboard)
-        )
-        for record in self.store.live_records():
-            if record.status == "running" and person.player_id in record.meta.blocked:
-                async with self.store.locks[record.chat_id]:
-                    blocked = record.meta.blocked
-                    if (
-                        self.store.live(record.chat_id) is not record
-                        or person.player_id not in blocked
-                    ):
-                        continue  # changed while waiting for the lock
-                    blocked.remove(person.player_id)
-                    self.screens.drop_hand(record, person.player_id)
-                    await self.store.save(record)
-                    await self.screens.hands(record, only={person.player_id}, force=True)
-
-    async def _join_by_link(self, record: GameRecord, person: Person, lang: str | None) -> None:
-        """/start j<game> for an open lobby (under its chat's lock): seat the player."""
-        kit = self.kit
-        chat = title(record)
-        refusal = None
-        if any(s.user_id == person.user_id for s in record.lobby.seats):
-            refusal = kit.t(lang, "private-joined", chat=chat)
-        elif len(record.lobby.seats) >= record.rules.max_players:
-            refusal = kit.t(lang, "lobby-full")
-        elif person.user_id not in record.meta.invited and not await kit.is_member(
-            record.chat_id, person.user_id
-        ):
-            refusal = kit.t(lang, "join-not-member", chat=chat)
-        if refusal is not None:
-            await self.out.send(person.user_id, render.Rendered(refusal))
-            return
-        _seat(record, person, lang)
-        await self.store.save(record)
-        await self.out.send(
-            person.user_id, render.Rendered(kit.t(lang, "private-joined", chat=chat))
-        )
-        await self.refresh(record)
-        joined = kit.t(record.language, "group-joined", player=render.esc(person.name))
-        await self.out.send(record.chat_id, render.Rendered(joined))
 
     # ---------------------------------------------------------------- play again, practice
 
@@ -482,14 +391,15 @@ class Lobbies(Room):
             lobby=Lobby(opener_id=person.user_id, seats=[]),
             meta=GameMeta(title=self.kit.t(lang, "practice-title"), practice=True, turn_timeout=0),
         )
-        _seat(record, person, lang)
+        seat(record, person, lang)
         record = await self.store.create(record)
         for level in levels:
             await self.computers.add(record, level)
         await self._begin(record)
 
 
-def _seat(record: GameRecord, person: Person, language: str | None) -> None:
+def seat(record: GameRecord, person: Person, language: str | None) -> None:
+    """Seat the person in the lobby, their hand in `language`."""
     record.lobby.seats.append(
         Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
     )

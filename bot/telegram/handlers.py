@@ -94,8 +94,8 @@ async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat, user, message = update.effective_chat, update.effective_user, update.effective_message
     if chat is None or user is None:
         return
-    if not _is_group(chat):
-        await _reply(update, context, "newgame-in-group")
+    if not _is_group(chat):  # a group to add the bot to, or practice here
+        await rooms_of(context).welcome.new_game_in_private(person=person_of(user))
         return
     await rooms_of(context).lobbies.new_game(
         chat_id=chat.id,
@@ -112,10 +112,10 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if chat.type != ChatType.PRIVATE:
         await _reply(update, context, "help-text")
         return
-    lobbies = rooms_of(context).lobbies
+    welcome = rooms_of(context).welcome
     payload = context.args[0] if context.args else ""
-    if not payload or not await lobbies.start_payload(person=person_of(user), payload=payload):
-        await lobbies.welcome(person=person_of(user))
+    if not payload or not await welcome.start_payload(person=person_of(user), payload=payload):
+        await welcome.welcome(person=person_of(user))
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

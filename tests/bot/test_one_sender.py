@@ -35,6 +35,10 @@ async def test_a_private_command_reply_does_not_quote(harness: BotHarness) -> No
     reply = h.fake.last_message(alice.id)
     assert reply.text == h.rooms.kit.t("en", "newgame-in-group")
     assert reply.reply_to_message_id is None
+    # a way to a group, and to practice here (#19)
+    add = next(b for row in reply.buttons for b in row)
+    assert add.url is not None and "startgroup=" in add.url
+    assert "/practice" in reply.text
 
 
 async def test_the_command_menus_are_set_through_the_outbox_for_every_language(
