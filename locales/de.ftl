@@ -106,6 +106,7 @@ table-empty = Der Tisch ist leer.
 table-waiting = Wir warten auf { $names }.
 table-waiting-deadline = Wir warten auf { $names } (noch { $seconds } Sek.).
 seat-out = raus
+seat-draws = zieht nach der Runde nach
 seat-takes = nimmt auf
 seat-passed = fertig
 seat-passed-take = fertig

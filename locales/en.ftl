@@ -106,6 +106,7 @@ table-empty = The table is empty.
 table-waiting = Waiting for { $names }.
 table-waiting-deadline = Waiting for { $names } ({ $seconds } s).
 seat-out = out
+seat-draws = draws after the bout
 seat-takes = takes
 seat-passed = done
 seat-passed-take = done

@@ -126,6 +126,7 @@ table-empty = На столе пусто.
 table-waiting = Ждём: { $names }.
 table-waiting-deadline = Ждём: { $names } ({ $seconds } сек.).
 seat-out = вне игры
+seat-draws = доберёт после хода
 seat-takes = берёт
 seat-passed = бито
 seat-passed-take = пас

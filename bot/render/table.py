@@ -134,6 +134,10 @@ def table(
                 status = f"{count_text} · {status}" if status else count_text
         elif role == "out":
             status = tr.t(lang, "seat-out")
+        elif not view.hand_counts[p] and not view.stock_size:  # done: out once the bout ends
+            mark, status = "✅", tr.t(lang, "seat-out")
+        elif not view.hand_counts[p]:  # nothing to play now: draws when the bout ends
+            status = tr.t(lang, "cards-count", count=0) + " · " + tr.t(lang, "seat-draws")
         else:
             status = tr.t(lang, "cards-count", count=view.hand_counts[p])
             if role == "defender" and view.defender_took:

@@ -347,3 +347,18 @@ def test_r11_a_defender_who_takes_is_told_who_may_still_throw_in() -> None:
     three.apply("2", Take())
     text = render.hand(TR, "en", three.view("2"), game_id=1, names=NAMES, chat_title="x").text
     assert "You take. The others may still throw in." in text
+
+
+def test_r17_a_player_without_cards_is_not_shown_as_attacking() -> None:
+    """Alice played her last card: with the stock empty she is out (R17), not "⚔️ Alice: 0
+    cards"; with cards left in the stock she draws after the bout."""
+    empty = Game.from_position({"1": "6♠", "2": "9♣ 10♣", "3": "7♦ 8♦"}, trump="♦", attacker="1")
+    empty.apply("1", Attack(Card.parse("6♠")))
+    text = render.table(TR, "en", empty.view(None), names=NAMES).text
+    assert "✅ Alice &lt;admin&gt;: out" in text
+    stocked = Game.from_position(
+        {"1": "6♠", "2": "9♣ 10♣", "3": "7♦ 8♦"}, trump="K♦", stock="Q♥ J♥", attacker="1"
+    )
+    stocked.apply("1", Attack(Card.parse("6♠")))
+    text = render.table(TR, "en", stocked.view(None), names=NAMES).text
+    assert "Alice &lt;admin&gt;: 0 cards · draws after the bout" in text
