@@ -98,7 +98,7 @@ class Kit:
         """A person's name; a computer's is made in the reader's language when shown, so a
         chat that changes its language sees its computers named in the new one."""
         if not seat.is_computer:
-            return seat.name
+            return render.short_name(seat.name)
         key = (lang, seat.player_id)
         name = self._computer_names.get(key)  # every render names every seat: made once
         if name is None:

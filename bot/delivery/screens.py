@@ -444,7 +444,12 @@ class Screens:
         kit = self.kit
         # with no time limit, nothing times out: the game waits
         key = "group-blocked" if kit.turn_timeout(record) else "group-blocked-no-limit"
-        text = kit.t(record.language, key, player=render.esc(seat.name), link=kit.deep_link())
+        text = kit.t(
+            record.language,
+            key,
+            player=render.esc(kit.seat_name(record.language, seat)),
+            link=kit.deep_link(),
+        )
         await self.post(record.chat_id, render.Rendered(text))
         with contextlib.suppress(Exception):
             async with kit.db.transaction() as tx:

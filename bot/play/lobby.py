@@ -123,7 +123,7 @@ class Lobbies(Room):
             kit.tr,
             record.language,
             game_id=record.id,
-            opener=record.meta.opener,
+            opener=render.short_name(record.meta.opener),
             seats=[
                 render.LobbySeat(kit.seat_name(record.language, s), s.is_computer)
                 for s in record.lobby.seats

@@ -113,5 +113,7 @@ class Welcome(Room):
             person.user_id, render.Rendered(kit.t(lang, "private-joined", chat=chat))
         )
         await self.lobbies.refresh(record)
-        joined = kit.t(record.language, "group-joined", player=render.esc(person.name))
+        joined = kit.t(
+            record.language, "group-joined", player=render.esc(render.short_name(person.name))
+        )
         await self.out.send(record.chat_id, render.Rendered(joined))

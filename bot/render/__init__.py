@@ -20,6 +20,7 @@ from bot.render.common import (
     pack,
     rules_lines,
     rules_text,
+    short_name,
 )
 from bot.render.hand import hand
 from bot.render.lobby import LobbySeat, lobby
@@ -51,6 +52,7 @@ __all__ = [
     "result",
     "rules_lines",
     "rules_text",
+    "short_name",
     "table",
     "waiting_line",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from bot.i18n import Translator
 from bot.keyboard import Keyboard
@@ -16,6 +17,16 @@ from engine.ai import LEVELS
 class Rendered:
     text: str
     keyboard: Keyboard | None = None
+
+
+NAME_LIMIT: Final = 24
+"""Characters of a name in running text; Telegram allows 64 for a first name alone."""
+
+
+def short_name(name: str, limit: int = NAME_LIMIT) -> str:
+    """A name for running text (seat lines, the log, "waiting for", the result): whole up
+    to `limit` characters, else cut with an ellipsis. /stats shows names whole."""
+    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
 
 
 def esc(text: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from bot.callbacks import encode_again, encode_kick, encode_leave, encode_practice
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
-from bot.render.common import Rendered, esc, name_of
+from bot.render.common import Rendered, esc, name_of, short_name
 from engine import Outcome
 
 
@@ -75,24 +75,19 @@ def add_to_group_keyboard(tr: Translator, lang: str | None, bot_username: str) -
     )
 
 
-def _short(name: str, limit: int = 32) -> str:
-    """A name for a button label (plain text, which a phone cuts off early)."""
-    return name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
-
-
 def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
     """/kick: an admin confirms removing a player from the running game (R18)."""
     keyboard = Keyboard(
         [
             [
                 Button(
-                    tr.t(lang, "button-kick", player=_short(name)),
+                    tr.t(lang, "button-kick", player=short_name(name)),
                     callback_data=encode_kick(game_id, user_id),
                 )
             ]
         ]
     )
-    return Rendered(tr.t(lang, "kick-confirm", player=esc(name)), keyboard)
+    return Rendered(tr.t(lang, "kick-confirm", player=esc(name)), keyboard)  # whom: whole
 
 
 def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Rendered:

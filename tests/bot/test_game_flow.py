@@ -993,3 +993,28 @@ async def test_a_toast_in_a_language_the_bot_lacks_is_in_the_games(harness: BotH
     await h.send(join)
     toast = h.fake.answer_for(join)
     assert toast is not None and toast.text == h.rooms.kit.t("ru", "lobby-joined")
+
+
+async def test_long_names_are_shortened_in_running_text_and_whole_in_stats(
+    harness: BotHarness,
+) -> None:
+    """Telegram allows 64 characters for a first name alone: seat lines, the lobby, the log,
+    "waiting for" and the result show the first 23 and an ellipsis; /stats the whole name."""
+    h = harness
+    first, last = "Maximilian" + "x" * 54, "von Habsburg-Lothringen"
+    alice = h.fake.user(1, first, last_name=last)
+    h.users[1] = alice
+    bob = h.user(2, "Bob")
+    group = h.fake.group(-2031, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    short = (first[:23] + "…").replace("&", "&amp;")
+    lobby = h.fake.message(group.id, h.rooms.store.live(group.id).lobby.message_id or 0)
+    table = await h.table_of(group)
+    for text in (lobby.text, table.text, h.hand_message(bob).text):
+        assert short in text and first not in text
+    while (record := h.rooms.store.live(group.id)) is not None and record.game is not None:
+        await h.rooms.moderation.remove_player(chat_id=group.id, player_id="1", why="left")
+    result = h.fake.last_message(group.id).text
+    assert "Game over" in result and short in result and first not in result
+    await h.send(alice.send(alice, "/stats"))
+    assert f"{first} {last}" in h.fake.last_message(alice.id).text
