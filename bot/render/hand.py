@@ -175,12 +175,16 @@ def hand(
         )
         return Rendered("\n".join(lines), Keyboard(rows))
     playable = playable_cards(view.legal)
-    rows = _card_rows(
-        [
-            (c.suit, Button(_card_label(c, c in playable), encode_move(game_id, move, CardTap(c))))
-            for c in view.hand
-        ]
-    )
+    cards = [
+        (c.suit, Button(_card_label(c, c in playable), encode_move(game_id, move, CardTap(c))))
+        for c in view.hand
+    ]
+    # Trumps, which beat every other suit, set apart on rows of their own (the hand sorts
+    # them last): a beginner sees at a glance what they hold.
+    trumps = [card for card in cards if card[0] is view.trump_suit]
+    by_suit = len(cards) > 2 * CARDS_PER_ROW  # a big hand: a suit a row
+    rows = _card_rows([card for card in cards if card[0] is not view.trump_suit], by_suit)
+    rows += _card_rows(trumps, by_suit)
     actions = _action_buttons(tr, lang, view, game_id)
     if actions:
         rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
@@ -189,11 +193,11 @@ def hand(
     return Rendered("\n".join(lines), Keyboard(rows) if rows else None)
 
 
-def _card_rows(cards: Sequence[tuple[Suit, Button]]) -> list[list[Button]]:
-    """A hand's card buttons (in hand order: by suit, trumps last) as keyboard rows: up to
-    `CARDS_PER_ROW` a row; a hand of more than two rows (a player who picked up a lot) one
-    suit a row, so that a suit never breaks off in mid-row."""
-    if len(cards) <= 2 * CARDS_PER_ROW:  # a usual hand keeps its compact rows
+def _card_rows(cards: Sequence[tuple[Suit, Button]], by_suit: bool) -> list[list[Button]]:
+    """Card buttons (in hand order, by suit) as keyboard rows: up to `CARDS_PER_ROW` a row;
+    `by_suit` (a hand of more than two rows: a player who picked up a lot) one suit a row,
+    so that a suit never breaks off in mid-row."""
+    if not by_suit:  # a usual hand keeps its compact rows
         buttons = [button for _, button in cards]
         return [buttons[i : i + CARDS_PER_ROW] for i in range(0, len(buttons), CARDS_PER_ROW)]
     rows: list[list[Button]] = []

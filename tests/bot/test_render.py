@@ -105,8 +105,8 @@ def test_hand_buttons_are_sorted_with_trumps_last() -> None:
     game = Game.from_position({"1": "A♣ 6♥ 9♠ 7♥", "2": "8♠"}, trump="K♣", attacker="1")
     keyboard = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
     assert keyboard.keyboard is not None
-    labels = [b.text for b in keyboard.keyboard.inline_keyboard[0]]
-    assert labels == ["6♥", "7♥", "9♠", "A♣"]
+    rows = [[b.text for b in row] for row in keyboard.keyboard.inline_keyboard]
+    assert rows == [["6♥", "7♥", "9♠"], ["A♣"]]  # trumps last, set apart on their own row
 
 
 def test_russian_counts_use_three_plural_forms() -> None:
@@ -167,7 +167,8 @@ def test_a_big_hand_is_laid_out_one_suit_a_row() -> None:
     small = Game.from_position({"1": "6♠ 7♠ 8♦ 9♦ 10♣ 7♥", "2": "6♦"}, trump="A♥", attacker="1")
     rendered = render.hand(TR, "en", small.view("1"), game_id=1, names=NAMES, chat_title="x")
     assert rendered.keyboard is not None
-    assert len(rendered.keyboard.inline_keyboard[0]) == 6  # six cards: one row
+    rows = rendered.keyboard.inline_keyboard
+    assert [len(row) for row in rows] == [5, 1]  # six cards: one row, the trump set apart
     big = Game.from_position(
         {"1": "6♠ 7♠ 8♠ 6♦ 7♦ 8♦ 9♦ 10♦ J♦ Q♦ K♦ 7♥ 8♥", "2": "6♣"}, trump="A♥", attacker="1"
     )
@@ -362,3 +363,15 @@ def test_r17_a_player_without_cards_is_not_shown_as_attacking() -> None:
     stocked.apply("1", Attack(Card.parse("6♠")))
     text = render.table(TR, "en", stocked.view(None), names=NAMES).text
     assert "Alice &lt;admin&gt;: 0 cards · draws after the bout" in text
+
+
+def test_r2_trumps_are_set_apart_on_a_row_of_their_own() -> None:
+    """Trumps beat every other suit (R2): the hand's last row holds them, and only them."""
+    game = Game.from_position(
+        {"1": "6♠ 9♠ 7♦ K♦ 8♥ A♣", "2": "9♣ 10♣"}, trump="K♥", stock="Q♥ J♥", attacker="1"
+    )  # six cards would fill one row
+    keyboard = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
+    assert keyboard.keyboard is not None
+    rows = [[b.text for b in row] for row in keyboard.keyboard.inline_keyboard]
+    assert rows[-1] == ["8♥"]
+    assert "8♥" not in [text for row in rows[:-1] for text in row]
