@@ -4,6 +4,7 @@ through python-telegram-bot's `reply_text` and met a 429 with a traceback."""
 from __future__ import annotations
 
 from tests.bot.conftest import BotHarness
+from tests.bot.test_robustness import waits_recorded
 
 
 async def test_a_command_reply_that_meets_a_429_is_sent_once_telegram_allows(
@@ -12,12 +13,7 @@ async def test_a_command_reply_that_meets_a_429_is_sent_once_telegram_allows(
     h = harness
     alice = h.user(1, "Alice")
     group = h.fake.group(-7001, "Club", admins={alice})
-    waited: list[float] = []
-
-    async def no_wait(seconds: float) -> None:
-        waited.append(seconds)
-
-    h.rooms.kit.out.sleep = no_wait
+    waited = waits_recorded(h)
     h.fake.fail_next("sendMessage", 429, "Too Many Requests", retry_after=2, chat_id=group.id)
     command = alice.send(group, "/help")
     await h.send(command)
@@ -64,12 +60,7 @@ async def test_a_result_is_posted_however_many_429s_come(harness: BotHarness) ->
     group = h.fake.group(-7011, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
     await h.set_position(group, Game.from_position({"1": "6♠", "2": "7♠"}, trump="K♦"))
-    waited: list[float] = []
-
-    async def no_wait(seconds: float) -> None:
-        waited.append(seconds)
-
-    h.rooms.kit.out.sleep = no_wait
+    waited = waits_recorded(h)
     await h.send(alice.tap(h.hand_message(alice), "6♠"))
     h.fake.fail_next(
         "sendMessage", 429, "Too Many Requests", retry_after=4, chat_id=group.id, times=3
@@ -87,7 +78,7 @@ async def test_a_lobbys_last_words_survive_429s(harness: BotHarness) -> None:
     await h.send(alice.start_private())
     await h.send(alice.send(group, "/newgame"))
     lobby = h.lobby_message(group)
-    h.rooms.kit.out.sleep = _no_sleep
+    waits_recorded(h)
     h.fake.fail_next(
         "editMessageText", 429, "Too Many Requests", retry_after=2, chat_id=group.id, times=2
     )
@@ -96,7 +87,3 @@ async def test_a_lobbys_last_words_survive_429s(harness: BotHarness) -> None:
     closed = h.fake.message(group.id, lobby.message_id)
     assert h.rooms.kit.t("en", "lobby-cancelled") in closed.text
     assert not closed.buttons  # no Join left on a closed lobby
-
-
-async def _no_sleep(seconds: float) -> None:
-    return None
