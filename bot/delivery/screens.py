@@ -137,11 +137,6 @@ class Screens:
         else:
             await self.tables.request(record.chat_id)
 
-    async def show_all(self, record: GameRecord) -> None:
-        """The table and every hand, whatever they showed (a start, a restart)."""
-        await self.table(record)
-        await self.hands(record, force=True)
-
     async def _send_result(self, record: GameRecord) -> None:
         assert record.game is not None and record.game.outcome is not None
         assert record.id is not None

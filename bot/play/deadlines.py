@@ -269,5 +269,6 @@ class Deadlines(Room):
         if record.status == "lobby":
             await self.lobbies.refresh(record)
         elif record.game is not None:
-            await self.screens.show_all(record)
+            await self.screens.table(record)
+            await self.screens.hands(record, force=True)
             await self.computers.drive(record)

@@ -297,7 +297,8 @@ class Lobbies(Room):
         await self.store.save(record)
         await self.out.answer(query, started or None)
         await self.refresh(record, closed="lobby-started")
-        await self.screens.show_all(record)
+        await self.screens.table(record)
+        await self.screens.hands(record, force=True)
         await self.computers.drive(record)
 
     async def closed(
