@@ -582,6 +582,20 @@ def _tally_from_row(row: Row) -> _Tally:
     )
 
 
+def _leaderboard_row(row: Row) -> LeaderboardRow:
+    return LeaderboardRow(
+        player_id=str(row["player_id"]),
+        user_id=row["user_id"],
+        name=str(row["name"]),
+        is_computer=bool(row["is_computer"]),
+        games=int(row["games"]),
+        durak_count=int(row["durak_count"]),
+        durak_rate=float(row["durak_rate"]),
+        rating=None if row["rating"] is None else float(row["rating"]),
+        streak=int(row["streak"]),
+    )
+
+
 _SELECT_RESULT = (
     "SELECT id, chat_id, game_id, rules, started_us, ended_us, bouts, draw, durak, practice "
     "FROM finished_games "
@@ -836,20 +850,7 @@ class ResultRepository:
                 limit,
             ),
         )
-        return [
-            LeaderboardRow(
-                player_id=str(row["player_id"]),
-                user_id=row["user_id"],
-                name=str(row["name"]),
-                is_computer=bool(row["is_computer"]),
-                games=int(row["games"]),
-                durak_count=int(row["durak_count"]),
-                durak_rate=float(row["durak_rate"]),
-                rating=None if row["rating"] is None else float(row["rating"]),
-                streak=int(row["streak"]),
-            )
-            for row in rows
-        ]
+        return [_leaderboard_row(row) for row in rows]
 
     async def rank_of(
         self,
@@ -875,6 +876,45 @@ class ResultRepository:
             (scope, min_games, bool(include_computers), me["rating"]),
         )
         return (int(row["n"]) if row else 0) + 1
+
+    async def unranked(
+        self,
+        *,
+        chat_id: int | None = None,
+        min_games: int = 1,
+        limit: int = 10,
+        include_computers: bool = False,
+    ) -> list[LeaderboardRow]:
+        """The players with fewer than ``min_games`` games (not on the leaderboard yet):
+        the closest to being ranked first (most games), then the most recent."""
+        rows = await self._s.fetchall(
+            _SELECT_STATS + "WHERE s.scope = ? AND s.games < ? AND (? OR s.is_computer = 0) "
+            "ORDER BY s.games DESC, s.last_played_us DESC, s.player_id ASC LIMIT ?",
+            (
+                OVERALL_SCOPE if chat_id is None else chat_id,
+                min_games,
+                bool(include_computers),
+                limit,
+            ),
+        )
+        return [_leaderboard_row(row) for row in rows]
+
+    async def player_count(
+        self,
+        *,
+        chat_id: int | None = None,
+        ranked: bool = True,
+        min_games: int = 1,
+        include_computers: bool = False,
+    ) -> int:
+        """How many players have at least ``min_games`` games (``ranked``: the leaderboard's
+        length), or fewer (not ranked: the length of `unranked` without a limit)."""
+        row = await self._s.fetchone(
+            "SELECT COUNT(*) AS n FROM player_stats WHERE scope = ? "
+            f"AND games {'>=' if ranked else '<'} ? AND (? OR is_computer = 0)",
+            (OVERALL_SCOPE if chat_id is None else chat_id, min_games, bool(include_computers)),
+        )
+        return int(row["n"]) if row else 0
 
     async def chats_of(self, *, player_id: str) -> list[int]:
         """The chats the player has a record in, most recently played first."""

@@ -136,6 +136,38 @@ async def test_leaderboard_per_chat_and_overall(db: Database) -> None:
         assert await tx.results.count(chat_id=-2) == 4
 
 
+async def test_unranked_players_and_counts(db: Database) -> None:
+    """Who is not on the leaderboard yet (fewer games than it takes), closest first, and how
+    many players there are on either side of that line: /stats lists and counts them."""
+    games = [
+        (["1", "2"], "2"),
+        (["1", "2"], "2"),
+        (["1", "2", "3"], "1"),  # "1" and "2" have 3 games now, "3" one
+        (["4", "cpu-easy-1"], "4"),
+        (["4", "5"], "5"),  # "4" two games, "5" one, after "3"'s
+    ]
+    async with db.transaction() as tx:
+        for n, (players, durak) in enumerate(games):
+            await tx.results.record(result=result(-1, players, durak, ended=T0 + timedelta(n)))
+        await tx.results.record(result=result(-2, ["6", "7"], "7"))
+    async with db.transaction(readonly=True) as tx:
+        waiting = await tx.results.unranked(chat_id=-1, min_games=3)
+        assert [(r.player_id, r.games) for r in waiting] == [("4", 2), ("5", 1), ("3", 1)]
+        assert waiting[0].durak_count == 1 and waiting[0].streak == 1  # durak, then not
+        with_cpu = await tx.results.unranked(chat_id=-1, min_games=3, include_computers=True)
+        assert [r.player_id for r in with_cpu] == ["4", "5", "cpu-easy-1", "3"]
+        first = await tx.results.unranked(chat_id=-1, min_games=3, limit=1)
+        assert [r.player_id for r in first] == ["4"]
+        assert await tx.results.player_count(chat_id=-1, min_games=3) == 2
+        assert await tx.results.player_count(chat_id=-1, ranked=False, min_games=3) == 3
+        hidden = await tx.results.player_count(
+            chat_id=-1, ranked=False, min_games=3, include_computers=True
+        )
+        assert hidden == 4
+        assert await tx.results.player_count(min_games=1) == 7  # over all chats, people
+        assert await tx.results.player_count(chat_id=-3) == 0
+
+
 async def test_player_record(db: Database) -> None:
     async with db.transaction() as tx:
         for n, durak in enumerate(["2", "1", "1", "2", "2", "2"]):
