@@ -303,28 +303,52 @@ warn-time = ⏳ Noch { $seconds } Sek. für deinen Zug in { $chat }.
 ## /stats
 
 stats-title = Bestenliste: { $chat }
-stats-line = { $rank }. { $name }: { $rating } · { $games ->
-        [one] { $games } Spiel
-       *[other] { $games } Spiele
-    } · Durak { $durak } ({ $rate }) · Serie { $streak }
-stats-line-unranked = { $name }: noch nicht in der Wertung, { $games } von { $min } Spielen · Durak { $durak } ({ $rate })
+stats-line = { $rank }. { $name }: { $rating } · { $tally }
+stats-unranked-title = Noch nicht in der Wertung (ab { $min ->
+        [one] { $min } Spiel
+       *[other] { $min } Spielen
+    })
+stats-line-unranked = { $name }: { $tally }
+stats-unranked-more = …und { $count } weitere
 stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
         [one] { $min } abgeschlossenes Spiel
        *[other] { $min } abgeschlossene Spiele
     }.
-stats-footer = Rating: eine vorsichtige Schätzung der Spielstärke (openskill, μ − 3σ). In der Wertung ab { $min ->
-        [one] { $min } Spiel
-       *[other] { $min } Spielen
-    }.
+stats-footer = Die Zahl nach dem Namen ist das Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
 stats-computer-mark = 🤖 Computerspieler
 stats-player-title = Bilanz von { $name }
 stats-overall = Alle Gruppen
-stats-record = Rating { $rating } · { $games ->
+stats-tally = { $games ->
         [one] { $games } Spiel
        *[other] { $games } Spiele
-    } · gewonnen { $won } · Durak { $durak } ({ $rate }) · Serie { $streak }
+    }, { $durak ->
+        [0] nie Durak
+        [1] einmal Durak ({ $rate })
+        [2] zweimal Durak ({ $rate })
+       *[other] { $durak }-mal Durak ({ $rate })
+    }
+stats-run-clean = { $n ->
+        [one] Im letzten Spiel nicht Durak
+       *[other] { $n } Spiele in Folge nicht Durak
+    }
+stats-run-durak = { $n ->
+        [one] Im letzten Spiel Durak
+       *[other] { $n } Spiele in Folge Durak
+    }
+stats-rating-place = Rating { $rating } · Platz { $rank } von { $of } { $scope ->
+        [group] in dieser Gruppe
+       *[all] über alle Gruppen
+    }
+stats-rating = Rating { $rating }
+stats-rating-pending = Rating ab { $min ->
+        [one] { $min } Spiel
+       *[other] { $min } Spielen
+    }: noch { $left ->
+        [one] { $left } Spiel
+       *[other] { $left } Spiele
+    }
+stats-rating-note = Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
 stats-no-games = Noch keine abgeschlossenen Gruppenspiele (Training zählt nicht).
-stats-rating-pending = – (ab { $min } Spielen)
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)
 cmd-kick = Spieler entfernen (als Antwort, Admins)

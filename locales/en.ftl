@@ -303,22 +303,47 @@ warn-time = ⏳ { $seconds } s left for your move in { $chat }.
 ## /stats
 
 stats-title = Leaderboard: { $chat }
-stats-line = { $rank }. { $name }: { $rating } · { $games ->
-        [one] { $games } game
-       *[other] { $games } games
-    } · durak { $durak } ({ $rate }) · streak { $streak }
-stats-line-unranked = { $name }: not ranked yet, { $games } of { $min } games · durak { $durak } ({ $rate })
+# $tally: stats-tally, e.g. "4 games, durak twice (50%)"
+stats-line = { $rank }. { $name }: { $rating } · { $tally }
+stats-unranked-title = Not ranked yet (from { $min ->
+        [one] { $min } game
+       *[other] { $min } games
+    } on)
+stats-line-unranked = { $name }: { $tally }
+stats-unranked-more = …and { $count } more
 stats-empty = Nobody is ranked yet: it takes { $min } finished games.
-stats-footer = Rating: a cautious estimate of skill (openskill, μ − 3σ). Ranked from { $min } games on.
+stats-footer = The number after a name is the rating (openskill, from the order players go out in): 0 for a new player, higher is better.
 stats-computer-mark = 🤖 computer player
 stats-player-title = Record of { $name }
 stats-overall = All groups
-stats-record = Rating { $rating } · { $games ->
+stats-tally = { $games ->
         [one] { $games } game
        *[other] { $games } games
-    } · won { $won } · durak { $durak } ({ $rate }) · streak { $streak }
+    }, { $durak ->
+        [0] never the durak
+        [1] durak once ({ $rate })
+        [2] durak twice ({ $rate })
+       *[other] durak { $durak } times ({ $rate })
+    }
+stats-run-clean = { $n ->
+        [one] Not the durak in the last game
+       *[other] { $n } games in a row without being the durak
+    }
+stats-run-durak = { $n ->
+        [one] The durak in the last game
+       *[other] The durak { $n } games in a row
+    }
+stats-rating-place = Rating { $rating } · place { $rank } of { $of } { $scope ->
+        [group] in this group
+       *[all] over all groups
+    }
+stats-rating = Rating { $rating }
+stats-rating-pending = Rating from { $min ->
+        [one] { $min } game
+       *[other] { $min } games
+    } on: { $left } more to play
+stats-rating-note = Rating (openskill, from the order players go out in): 0 for a new player, higher is better.
 stats-no-games = No finished group games yet (practice games don't count).
-stats-rating-pending = – (from { $min } games on)
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)
 cmd-kick = Remove a player (reply, admins)

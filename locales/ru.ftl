@@ -329,36 +329,64 @@ warn-time = ⏳ На твой ход в группе «{ $chat }» остало�
 ## /stats
 
 stats-title = Таблица лидеров: { $chat }
-stats-line = { $rank }. { $name }: { $rating } · { $games ->
-        [one] { $games } игра
-        [few] { $games } игры
-        [many] { $games } игр
-       *[other] { $games } игры
-    } · в дураках { $durak } ({ $rate }) · серия { $streak }
-stats-line-unranked = { $name }: пока без рейтинга, сыграно { $games } из { $min } · в дураках { $durak } ({ $rate })
+stats-line = { $rank }. { $name }: { $rating } · { $tally }
+stats-unranked-title = Пока без рейтинга (он будет после { $min ->
+        [one] { $min } игры
+        [few] { $min } игр
+        [many] { $min } игр
+       *[other] { $min } игры
+    })
+stats-line-unranked = { $name }: { $tally }
+stats-unranked-more = …и ещё { $count }
 stats-empty = В рейтинге пока никого нет: для этого нужно доиграть { $min ->
         [one] { $min } игру
         [few] { $min } игры
         [many] { $min } игр
        *[other] { $min } игры
     }.
-stats-footer = Рейтинг: осторожная оценка силы игры (openskill, μ − 3σ). В таблице — от { $min ->
-        [one] { $min } игры
-        [few] { $min } игр
-        [many] { $min } игр
-       *[other] { $min } игры
-    }.
+stats-footer = Число после имени — рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
 stats-computer-mark = 🤖 компьютерный игрок
 stats-player-title = Статистика игрока { $name }
 stats-overall = Все группы
-stats-record = Рейтинг { $rating } · { $games ->
+stats-tally = { $games ->
         [one] { $games } игра
         [few] { $games } игры
         [many] { $games } игр
        *[other] { $games } игры
-    } · побед { $won } · в дураках { $durak } ({ $rate }) · серия { $streak }
+    }, { $durak ->
+        [0] ни разу в дураках
+        [one] в дураках { $durak } раз ({ $rate })
+        [few] в дураках { $durak } раза ({ $rate })
+        [many] в дураках { $durak } раз ({ $rate })
+       *[other] в дураках { $durak } раза ({ $rate })
+    }
+stats-run-clean = { $n ->
+        [1] В последней игре — не в дураках
+        [one] Не в дураках { $n } игру подряд
+        [few] Не в дураках { $n } игры подряд
+        [many] Не в дураках { $n } игр подряд
+       *[other] Не в дураках { $n } игры подряд
+    }
+stats-run-durak = { $n ->
+        [1] В последней игре — в дураках
+        [one] В дураках { $n } игру подряд
+        [few] В дураках { $n } игры подряд
+        [many] В дураках { $n } игр подряд
+       *[other] В дураках { $n } игры подряд
+    }
+stats-rating-place = Рейтинг { $rating } · место { $rank } из { $of } { $scope ->
+        [group] в этой группе
+       *[all] во всех группах
+    }
+stats-rating = Рейтинг { $rating }
+stats-rating-pending = Рейтинг — после { $min ->
+        [one] { $min } игры
+        [few] { $min } игр
+        [many] { $min } игр
+       *[other] { $min } игры
+    } (ещё { $left })
+stats-rating-note = Рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
 stats-no-games = Пока нет доигранных игр в группах (тренировки не учитываются).
-stats-rating-pending = – (от { $min } игр)
 cmd-stats = Таблица лидеров и статистика
 cmd-settings = Правила группы (админы)
 cmd-kick = Исключить игрока (ответом, админы)

@@ -73,30 +73,9 @@ class ChatRoom(Room):
             lang = self.kit.tr.normalize((settings and settings.language) or person.language)
             if in_group and target is None:
                 assert settings is not None
-                show = settings.show_computers
-                rows = await tx.results.leaderboard(
-                    chat_id=chat_id,
-                    limit=stats_view.TOP,
-                    min_games=stats_view.MIN_RANKED_GAMES,
-                    include_computers=show,
-                )
-                me = None
-                try:
-                    mine = await tx.results.player_record(
-                        player_id=person.player_id, chat_id=chat_id
-                    )
-                    rank = await tx.results.rank_of(
-                        player_id=person.player_id,
-                        chat_id=chat_id,
-                        min_games=stats_view.MIN_RANKED_GAMES,
-                        include_computers=show,
-                    )
-                    me = (rank, stats_view.as_row(mine))
-                except NotFound:
-                    pass
                 name = chat_title or await _chat_title(tx, chat_id)
-                rendered = stats_view.leaderboard(
-                    self.kit.tr, lang, title=name, rows=rows, me=me, show_computers=show
+                rendered = await self._leaderboard(
+                    tx, lang, chat_id, person, name, settings.show_computers
                 )
             else:
                 who = target or person
@@ -104,13 +83,82 @@ class ChatRoom(Room):
                 rendered = await self._player_card(tx, lang, who, only)
         await self.out.send(chat_id, rendered, reply_to=message_id)
 
+    async def _leaderboard(
+        self,
+        tx: Transaction,
+        lang: str,
+        chat_id: int,
+        person: Person,
+        name: str,
+        show: bool,
+    ) -> render.Rendered:
+        """The group's top players, the caller's own line, and who is not ranked yet."""
+        results, least = tx.results, stats_view.MIN_RANKED_GAMES
+        rows = await results.leaderboard(
+            chat_id=chat_id, limit=stats_view.TOP, min_games=least, include_computers=show
+        )
+        unranked = await results.unranked(
+            chat_id=chat_id,
+            min_games=least,
+            limit=stats_view.TOP_UNRANKED,
+            include_computers=show,
+        )
+        waiting = len(unranked)
+        if waiting == stats_view.TOP_UNRANKED:  # perhaps more than are listed
+            waiting = await results.player_count(
+                chat_id=chat_id, ranked=False, min_games=least, include_computers=show
+            )
+        me = None
+        try:
+            mine = await results.player_record(player_id=person.player_id, chat_id=chat_id)
+            rank = await results.rank_of(
+                player_id=person.player_id,
+                chat_id=chat_id,
+                min_games=least,
+                include_computers=show,
+            )
+            me = (rank, stats_view.as_row(mine))
+        except NotFound:
+            pass
+        return stats_view.leaderboard(
+            self.kit.tr,
+            lang,
+            title=name,
+            rows=rows,
+            me=me,
+            show_computers=show,
+            unranked=unranked,
+            unranked_total=waiting,
+        )
+
+    async def _standing(
+        self, tx: Transaction, who: Person, chat_id: int | None, heading: str | None
+    ) -> stats_view.Standing | None:
+        """The person's record in a group (or over all groups, ``chat_id`` None) and their
+        place among that scope's ranked players: people only over all groups, where no
+        group's choice about computers applies."""
+        try:
+            record = await tx.results.player_record(player_id=who.player_id, chat_id=chat_id)
+        except NotFound:
+            return None
+        show = False
+        if chat_id is not None:
+            show = (await tx.chats.get(chat_id=chat_id)).show_computers
+        least = stats_view.MIN_RANKED_GAMES
+        rank = await tx.results.rank_of(
+            player_id=who.player_id, chat_id=chat_id, min_games=least, include_computers=show
+        )
+        ranked = 0
+        if rank is not None:
+            ranked = await tx.results.player_count(
+                chat_id=chat_id, min_games=least, include_computers=show
+            )
+        return stats_view.Standing(title=heading, record=record, rank=rank, ranked=ranked)
+
     async def _player_card(
         self, tx: Transaction, lang: str, who: Person, only_chat: int | None
     ) -> render.Rendered:
-        try:
-            overall = await tx.results.player_record(player_id=who.player_id)
-        except NotFound:
-            overall = None
+        overall = await self._standing(tx, who, None, None)
         chats = []
         if overall is not None:
             ids = (
@@ -119,11 +167,10 @@ class ChatRoom(Room):
                 else await tx.results.chats_of(player_id=who.player_id)
             )
             for chat in ids[:10]:
-                try:
-                    record = await tx.results.player_record(player_id=who.player_id, chat_id=chat)
-                except NotFound:
-                    continue
-                chats.append((await _chat_title(tx, chat) or str(chat), record))
+                heading = await _chat_title(tx, chat) or str(chat)
+                standing = await self._standing(tx, who, chat, heading)
+                if standing is not None:
+                    chats.append(standing)
         return stats_view.player_card(
             self.kit.tr, lang, name=who.name, overall=overall, chats=chats
         )

@@ -1,8 +1,14 @@
-"""/stats: leaderboard and player records as text. Pure functions, like `bot.render`."""
+"""/stats: leaderboard and player records as text. Pure functions, like `bot.render`.
+
+Every number says what it counts: "4 games, durak twice (50%)", a run in words ("3 games
+in a row without being the durak"), and a rating with its place among the ranked players
+and a footnote on its scale (openskill's μ − 3σ: 0 for a newcomer, higher is better).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from bot.i18n import Translator
@@ -11,6 +17,7 @@ from storage import LeaderboardRow, PlayerRecord
 
 MIN_RANKED_GAMES: Final = 3
 TOP: Final = 10
+TOP_UNRANKED: Final = 5  # the not-yet-ranked players listed below the leaderboard
 
 
 # Numbers as each language writes them: a decimal comma and a space before % in de and ru.
@@ -29,35 +36,43 @@ def _percent(value: float, lang: str) -> str:
     return f"{number}\u00a0%" if lang in _DECIMAL_COMMA else f"{number}%"
 
 
-def _streak(value: int) -> str:
-    return f"+{value}" if value > 0 else str(value)
+def _tally(tr: Translator, lang: str, games: int, durak: int, rate: float) -> str:
+    """'4 games, durak twice (50%)'."""
+    return tr.t(lang, "stats-tally", games=games, durak=durak, rate=_percent(rate, lang))
 
 
-def _line(tr: Translator, lang: str, rank: int | None, row: LeaderboardRow) -> str:
+def _run(tr: Translator, lang: str, streak: int) -> str | None:
+    """The current run in words: games in a row without being the durak, or as the durak."""
+    if streak > 0:
+        return tr.t(lang, "stats-run-clean", n=streak)
+    if streak < 0:
+        return tr.t(lang, "stats-run-durak", n=-streak)
+    return None
+
+
+def _name(tr: Translator, lang: str, row: LeaderboardRow) -> str:
     if row.is_computer:  # named in the chat's language of today, not of the game's day
-        name = esc(computer_name(tr, lang, row.player_id) or row.name) + " 🤖"
-    else:
-        name = esc(row.name)
-    if rank is None:  # too few games: a rating this early says nothing yet
-        return tr.t(
-            lang,
-            "stats-line-unranked",
-            name=name,
-            games=row.games,
-            min=MIN_RANKED_GAMES,
-            durak=row.durak_count,
-            rate=_percent(row.durak_rate, lang),
-        )
+        return esc(computer_name(tr, lang, row.player_id) or row.name) + " 🤖"
+    return esc(row.name)
+
+
+def _line(tr: Translator, lang: str, rank: int, row: LeaderboardRow) -> str:
     return tr.t(
         lang,
         "stats-line",
         rank=str(rank),
-        name=name,
+        name=_name(tr, lang, row),
         rating=_rating(row.rating, lang),
-        games=row.games,
-        durak=row.durak_count,
-        rate=_percent(row.durak_rate, lang),
-        streak=_streak(row.streak),
+        tally=_tally(tr, lang, row.games, row.durak_count, row.durak_rate),
+    )
+
+
+def _unranked_line(tr: Translator, lang: str, row: LeaderboardRow) -> str:
+    return tr.t(
+        lang,
+        "stats-line-unranked",
+        name=_name(tr, lang, row),
+        tally=_tally(tr, lang, row.games, row.durak_count, row.durak_rate),
     )
 
 
@@ -69,21 +84,41 @@ def leaderboard(
     rows: Sequence[LeaderboardRow],
     me: tuple[int | None, LeaderboardRow] | None,
     show_computers: bool,
+    unranked: Sequence[LeaderboardRow] = (),
+    unranked_total: int = 0,
 ) -> Rendered:
-    """The chat's top players by rating, then the caller's own line if not among them."""
+    """The chat's top players by rating (then the caller's own line if ranked below them),
+    then the players not ranked yet under a heading of their own (``unranked``: the first
+    of ``unranked_total``; the caller's line is added if it is not among them)."""
     lines = [f"<b>{tr.t(lang, 'stats-title', chat=esc(title))}</b>", ""]
-    if not rows:
-        lines.append(tr.t(lang, "stats-empty", min=MIN_RANKED_GAMES))
-    for rank, row in enumerate(rows, start=1):
-        lines.append(_line(tr, lang, rank, row))
-    if me is not None and all(r.player_id != me[1].player_id for r in rows):
+    lines += [_line(tr, lang, n, row) for n, row in enumerate(rows, start=1)]
+    waiting = list(unranked)
+    if me is not None:
         my_rank, mine = me
-        # "…" stands for the ranks between the top and the caller's; with none shown, a gap
-        lines += ["…" if rows else "", _line(tr, lang, my_rank, mine)]
-    lines += ["", f"<i>{tr.t(lang, 'stats-footer', min=MIN_RANKED_GAMES)}</i>"]
-    shown = [*rows, *([me[1]] if me is not None else [])]
+        if my_rank is not None and all(r.player_id != mine.player_id for r in rows):
+            if my_rank > len(rows) + 1:  # "…" stands for the ranks between the top and mine
+                lines.append("…")
+            lines.append(_line(tr, lang, my_rank, mine))
+        elif mine.games < MIN_RANKED_GAMES and all(r.player_id != mine.player_id for r in waiting):
+            waiting.append(mine)
+            unranked_total = max(unranked_total, len(waiting))
+    ranked_shown = len(lines) > 2
+    if waiting:
+        heading = tr.t(lang, "stats-unranked-title", min=MIN_RANKED_GAMES)
+        lines += [""] if ranked_shown else []
+        lines += [f"<b>{heading}</b>", *(_unranked_line(tr, lang, r) for r in waiting)]
+        if unranked_total > len(waiting):
+            lines.append(tr.t(lang, "stats-unranked-more", count=unranked_total - len(waiting)))
+    elif not ranked_shown:
+        lines.append(tr.t(lang, "stats-empty", min=MIN_RANKED_GAMES))
+    notes = []
+    if ranked_shown:
+        notes.append(tr.t(lang, "stats-footer"))
+    shown = [*rows, *waiting, *([me[1]] if me is not None else [])]
     if show_computers and any(row.is_computer for row in shown):  # the 🤖 needs explaining
-        lines.append(f"<i>{tr.t(lang, 'stats-computer-mark')}</i>")
+        notes.append(tr.t(lang, "stats-computer-mark"))
+    if notes:
+        lines += ["", *(f"<i>{note}</i>" for note in notes)]
     return Rendered("\n".join(lines))
 
 
@@ -101,20 +136,49 @@ def as_row(record: PlayerRecord) -> LeaderboardRow:
     )
 
 
-def _record_lines(tr: Translator, lang: str, record: PlayerRecord) -> list[str]:
-    return [
-        tr.t(
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A player's record in one group (``title``) or over all groups (``title`` None), with
+    their place among the ``ranked`` players there (``rank`` None: not ranked)."""
+
+    title: str | None
+    record: PlayerRecord
+    rank: int | None = None
+    ranked: int = 0
+
+
+def _rating_line(tr: Translator, lang: str, standing: Standing) -> str:
+    record = standing.record
+    if record.games < MIN_RANKED_GAMES:  # a rating this early says nothing yet
+        return tr.t(
             lang,
-            "stats-record",
-            rating=_rating(record.rating, lang)
-            if record.games >= MIN_RANKED_GAMES
-            else tr.t(lang, "stats-rating-pending", min=MIN_RANKED_GAMES),
-            games=record.games,
-            won=record.won,
-            durak=record.durak_count,
-            rate=_percent(record.durak_rate, lang),
-            streak=_streak(record.streak),
+            "stats-rating-pending",
+            min=MIN_RANKED_GAMES,
+            left=MIN_RANKED_GAMES - record.games,
         )
+    rating = _rating(record.rating, lang)
+    if standing.rank is None:
+        return tr.t(lang, "stats-rating", rating=rating)
+    return tr.t(
+        lang,
+        "stats-rating-place",
+        rating=rating,
+        rank=standing.rank,
+        of=max(standing.ranked, standing.rank),
+        scope="all" if standing.title is None else "group",
+    )
+
+
+def _block(tr: Translator, lang: str, standing: Standing) -> list[str]:
+    record = standing.record
+    heading = tr.t(lang, "stats-overall") if standing.title is None else esc(standing.title)
+    # a run as long as the record says nothing the tally does not ("never the durak")
+    run = _run(tr, lang, record.streak) if abs(record.streak) < record.games else None
+    return [
+        f"<b>{heading}</b>",
+        _tally(tr, lang, record.games, record.durak_count, record.durak_rate),
+        *([run] if run is not None else []),
+        _rating_line(tr, lang, standing),
     ]
 
 
@@ -123,15 +187,17 @@ def player_card(
     lang: str,
     *,
     name: str,
-    overall: PlayerRecord | None,
-    chats: Sequence[tuple[str, PlayerRecord]],
+    overall: Standing | None,
+    chats: Sequence[Standing],
 ) -> Rendered:
-    """A player's own record: overall, then per group."""
+    """A player's own record: overall, then per group; one block if all of their games
+    were in one group (the two would say the same)."""
     lines = [f"<b>{tr.t(lang, 'stats-player-title', name=esc(name))}</b>"]
     if overall is None:
         lines.append(tr.t(lang, "stats-no-games"))
         return Rendered("\n".join(lines))
-    lines += ["", f"<b>{tr.t(lang, 'stats-overall')}</b>", *_record_lines(tr, lang, overall)]
-    for title, record in chats:
-        lines += ["", f"<b>{esc(title)}</b>", *_record_lines(tr, lang, record)]
+    only_one = len(chats) == 1 and chats[0].record.games == overall.record.games
+    for standing in chats if only_one else [overall, *chats]:
+        lines += ["", *_block(tr, lang, standing)]
+    lines += ["", f"<i>{tr.t(lang, 'stats-rating-note')}</i>"]
     return Rendered("\n".join(lines))

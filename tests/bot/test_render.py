@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +17,7 @@ from bot.callbacks import MAX_CALLBACK_BYTES
 from bot.i18n import Translator
 from bot.render import stats as stats_view
 from engine import Attack, Card, Defend, Game, RandomPlayer, Resign, Rules, Take
-from storage import LeaderboardRow, LogEntry
+from storage import LeaderboardRow, LogEntry, PlayerRecord
 from tests.fakes.html import parse_html
 
 TR = Translator()
@@ -305,6 +306,118 @@ def test_leaderboard_names_computers_in_the_chats_language_of_today() -> None:
     ).text
     assert "Computer 1 (schwer) 🤖" in text and "(hard)" not in text
     assert "Robo 🤖" in text
+
+
+def _player(n: int, games: int, durak: int = 0, rating: float | None = 1.0) -> LeaderboardRow:
+    return LeaderboardRow(
+        player_id=str(n),
+        user_id=n,
+        name=f"P{n}",
+        is_computer=False,
+        games=games,
+        durak_count=durak,
+        durak_rate=durak / games,
+        rating=rating,
+        streak=1,
+    )
+
+
+def test_leaderboard_marks_a_gap_only_where_ranks_are_left_out() -> None:
+    top = [_player(n, 5, rating=10.0 - n) for n in range(1, 4)]
+    far = stats_view.leaderboard(
+        TR, "en", title="Club", rows=top, me=(7, _player(9, 4)), show_computers=False
+    ).text.splitlines()
+    assert far[5:7] == ["…", "7. P9: 1.0 · 4 games, never the durak"]
+    next_one = stats_view.leaderboard(
+        TR, "en", title="Club", rows=top, me=(4, _player(9, 4)), show_computers=False
+    ).text.splitlines()
+    assert "…" not in next_one and next_one[5].startswith("4. P9: ")
+
+
+def test_leaderboard_counts_the_unranked_it_leaves_out_and_keeps_the_callers_line() -> None:
+    waiting = [_player(n, 2) for n in range(1, 6)]
+    me = _player(9, 1, durak=1)
+    lines = stats_view.leaderboard(
+        TR,
+        "en",
+        title="Club",
+        rows=[],
+        me=(None, me),
+        show_computers=False,
+        unranked=waiting,
+        unranked_total=8,
+    ).text.splitlines()
+    assert lines[2] == "<b>Not ranked yet (from 3 games on)</b>"
+    assert lines[3:8] == [f"P{n}: 2 games, never the durak" for n in range(1, 6)]
+    assert lines[8:] == ["P9: 1 game, durak once (100%)", "…and 2 more"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "args", "expected"),
+    [
+        ("ru", (1, 1), "1 игра, в дураках 1 раз (100\u00a0%)"),
+        ("ru", (21, 2), "21 игра, в дураках 2 раза (10\u00a0%)"),
+        ("ru", (25, 5), "25 игр, в дураках 5 раз (20\u00a0%)"),
+        ("ru", (22, 21), "22 игры, в дураках 21 раз (95\u00a0%)"),
+        ("ru", (3, 0), "3 игры, ни разу в дураках"),
+        ("de", (1, 1), "1 Spiel, einmal Durak (100\u00a0%)"),
+        ("de", (4, 2), "4 Spiele, zweimal Durak (50\u00a0%)"),
+        ("de", (5, 3), "5 Spiele, 3-mal Durak (60\u00a0%)"),
+        ("de", (2, 0), "2 Spiele, nie Durak"),
+        ("en", (4, 3), "4 games, durak 3 times (75%)"),
+    ],
+)
+def test_a_tally_counts_games_and_times_durak_in_each_language(
+    lang: str, args: tuple[int, int], expected: str
+) -> None:
+    games, durak = args
+    text = stats_view.leaderboard(
+        TR,
+        lang,
+        title="Club",
+        rows=[],
+        me=None,
+        show_computers=False,
+        unranked=[_player(1, games, durak)],
+        unranked_total=1,
+    ).text
+    assert f"P1: {expected}" in text.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("lang", "streak", "expected"),
+    [
+        ("ru", 1, "В последней игре — не в дураках"),
+        ("ru", 21, "Не в дураках 21 игру подряд"),
+        ("ru", 3, "Не в дураках 3 игры подряд"),
+        ("ru", -11, "В дураках 11 игр подряд"),
+        ("ru", -1, "В последней игре — в дураках"),
+        ("de", -1, "Im letzten Spiel Durak"),
+        ("de", 4, "4 Spiele in Folge nicht Durak"),
+        ("en", -2, "The durak 2 games in a row"),
+    ],
+)
+def test_a_run_is_worded_with_its_plural_forms(lang: str, streak: int, expected: str) -> None:
+    record = PlayerRecord(
+        player_id="1",
+        chat_id=-1,
+        user_id=1,
+        name="P1",
+        is_computer=False,
+        games=40,
+        durak_count=12,
+        won=28,
+        draws=0,
+        resigned=0,
+        timed_out=0,
+        durak_rate=0.3,
+        rating=20.0,
+        streak=streak,
+        last_played_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    standing = stats_view.Standing(title="Club", record=record, rank=2, ranked=9)
+    card = stats_view.player_card(TR, lang, name="P1", overall=standing, chats=[standing])
+    assert expected in card.text.splitlines()
 
 
 @pytest.mark.parametrize("lang", ["en", "de", "ru"])

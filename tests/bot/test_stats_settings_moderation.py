@@ -50,16 +50,19 @@ async def test_leaderboard_after_scripted_games(harness: BotHarness) -> None:
         await resign_game(h, group, [alice, bob, carol], loser)
     await resign_game(h, group, [alice, dave], dave)
     await h.send(dave.send(group, "/stats"))
-    board = h.fake.last_message(group.id).text
-    lines = [line for line in board.splitlines() if line[:2] in ("1.", "2.", "3.", "Da")]
-    assert [line.split(":")[0] for line in lines] == ["1. Alice", "2. Carol", "3. Bob", "Dave"]
-    assert "5 games · durak 0 (0%) · streak +5" in lines[0]
-    assert "4 games · durak 1 (25%)" in lines[1]
-    assert "4 games · durak 3 (75%) · streak -1" in lines[2]
-    # Dave's own line: no rank and no rating before his third game, but how far he is.
-    assert lines[3] == "Dave: not ranked yet, 1 of 3 games · durak 1 (100%)"
-    assert "from 3 games on" in board
-    assert "…" in board.splitlines()  # the ranks between the top three and Dave
+    lines = h.fake.last_message(group.id).text.splitlines()
+    ranked = [line for line in lines if line[:2] in ("1.", "2.", "3.")]
+    assert [line.split(":")[0] for line in ranked] == ["1. Alice", "2. Carol", "3. Bob"]
+    # Each count says what it counts; no bare "streak +5".
+    assert ranked[0].endswith(" · 5 games, never the durak")
+    assert ranked[1].endswith(" · 4 games, durak once (25%)")
+    assert ranked[2].endswith(" · 4 games, durak 3 times (75%)")
+    # Dave, not ranked before his third game: under a heading that says so, without a number.
+    heading = lines.index("Not ranked yet (from 3 games on)")
+    assert lines[heading + 1] == "Dave: 1 game, durak once (100%)"
+    assert "…" not in lines  # nobody was left out between the top three and Dave
+    assert "0 for a new player, higher is better" in lines[-1]  # what the number means
+    assert not any("streak" in line or "won" in line for line in lines)
 
 
 async def one_game_bob_lost(h: BotHarness, chat_id: int) -> tuple[FakeUser, FakeGroup]:
@@ -72,13 +75,21 @@ async def one_game_bob_lost(h: BotHarness, chat_id: int) -> tuple[FakeUser, Fake
     return bob, group
 
 
-async def test_a_leaderboard_with_nobody_ranked_leaves_no_gap_mark(harness: BotHarness) -> None:
+async def test_a_leaderboard_with_nobody_ranked_lists_who_has_played(
+    harness: BotHarness,
+) -> None:
+    """Before anyone has three games the leaderboard shows everyone who played, not only
+    the caller's own line, and no rating footnote (no rating is shown)."""
     h = harness
     bob, group = await one_game_bob_lost(h, -4009)
     await h.send(bob.send(group, "/stats"))
-    board = h.fake.last_message(group.id).text
-    assert "Nobody is ranked yet" in board and "Bob: not ranked yet, 1 of 3 games" in board
-    assert "…" not in board  # nothing was left out between the (empty) top and Bob's line
+    lines = h.fake.last_message(group.id).text.splitlines()
+    assert lines[1:] == [
+        "",
+        "Not ranked yet (from 3 games on)",
+        "Alice: 1 game, never the durak",
+        "Bob: 1 game, durak once (100%)",
+    ]
 
 
 async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
@@ -86,15 +97,109 @@ async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
     bob, group = await one_game_bob_lost(h, -4002)
     alice = h.users[1]
     await h.send(bob.send_private("/stats"))
-    card = h.fake.last_message(bob.id).text
-    assert "Record of Bob" in card and "All groups" in card and "Club" in card
-    assert "durak 1 (100%)" in card
-    # One game is too few for a rating (a negative μ − 3σ would only puzzle).
-    assert "Rating – (from 3 games on) · 1 game" in card and "Rating -" not in card
+    card = h.fake.last_message(bob.id).text.splitlines()
+    assert card[:3] == ["Record of Bob", "", "Club"]
+    assert card[3] == "1 game, durak once (100%)"
+    # One game is too few for a rating (a negative μ − 3σ would only puzzle): how far to go.
+    assert card[4] == "Rating from 3 games on: 2 more to play"
     said = alice.send(group, "good game")
     await h.send(said)
     await h.send(bob.send(group, "/stats", reply_to=said["message"]["message_id"]))
-    assert "Record of Alice" in h.fake.last_message(group.id).text
+    reply = h.fake.last_message(group.id).text
+    assert reply.startswith("Record of Alice\n\nClub\n1 game, never the durak\n")
+
+
+async def test_private_stats_with_one_group_is_one_block(harness: BotHarness) -> None:
+    """All of a player's games in one group: the card shows that group once, not an "All
+    groups" block saying the same; a second group brings the overall block back."""
+    h = harness
+    bob, _club = await one_game_bob_lost(h, -4013)
+    alice = h.users[1]
+    await h.send(bob.send_private("/stats"))
+    card = h.fake.last_message(bob.id).text
+    assert "All groups" not in card and card.count("Club") == 1
+    pub = h.fake.group(-4014, "Pub", admins={alice})
+    await resign_game(h, pub, [alice, bob], alice)
+    await h.send(bob.send_private("/stats"))
+    lines = h.fake.last_message(bob.id).text.splitlines()
+    blocks = [lines[i + 1] for i, line in enumerate(lines) if line == ""]
+    assert blocks[:3] == ["All groups", "Pub", "Club"]  # the latest group first
+    overall = lines.index("All groups")
+    assert lines[overall + 1] == "2 games, durak once (50%)"
+
+
+async def test_leaderboard_lists_the_unranked_players_marked_as_such(
+    harness: BotHarness,
+) -> None:
+    """A ranked caller sees the players who have not played three games yet too, below the
+    ranked ones, under "Not ranked yet", with no rank and no rating: closest first."""
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    dave = h.user(4, "Dave")
+    group = h.fake.group(-4015, "Club", admins={alice})
+    for p in (alice, bob, carol, dave):
+        await h.send(p.start_private())
+    for loser in (bob, alice, bob):
+        await resign_game(h, group, [alice, bob], loser)
+    await resign_game(h, group, [alice, carol], carol)
+    await resign_game(h, group, [alice, dave], alice)
+    await resign_game(h, group, [alice, dave], alice)
+    await h.send(alice.send(group, "/stats"))
+    lines = h.fake.last_message(group.id).text.splitlines()
+    assert [line.split(":")[0] for line in lines[2:4]] == ["1. Alice", "2. Bob"]
+    heading = lines.index("Not ranked yet (from 3 games on)")
+    assert lines[heading - 1] == "" and heading == 5
+    assert lines[heading + 1 : heading + 3] == [
+        "Dave: 2 games, never the durak",
+        "Carol: 1 game, durak once (100%)",
+    ]
+
+
+async def test_the_current_run_is_worded(harness: BotHarness) -> None:
+    """The run is said in words: how many games in a row without being the durak, or as
+    the durak; never a bare "+2" or "-2"."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4016, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    for loser in (alice, bob, bob):
+        await resign_game(h, group, [alice, bob], loser)
+    await h.send(bob.send_private("/stats"))
+    bob_card = h.fake.last_message(bob.id).text.splitlines()
+    assert bob_card[3:5] == ["3 games, durak twice (67%)", "The durak 2 games in a row"]
+    await h.send(alice.send_private("/stats"))
+    alice_card = h.fake.last_message(alice.id).text.splitlines()
+    assert alice_card[3:5] == [
+        "3 games, durak once (33%)",
+        "2 games in a row without being the durak",
+    ]
+    # Ranked: the rating with its place (the footnote says 0 is where everyone starts).
+    assert alice_card[5].startswith("Rating ") and alice_card[5].endswith(
+        " · place 1 of 2 in this group"
+    )
+    assert "0 for a new player, higher is better" in alice_card[-1]
+    assert not any("streak" in line or "+" in line for line in alice_card + bob_card)
+
+
+async def test_a_record_never_says_won(harness: BotHarness) -> None:
+    """Durak has a loser and no winner: a record counts games and times durak. A draw
+    (both go out in the last bout) and a game someone else lost both read "never the
+    durak", not "won 1" or "won 0"."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-4017, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    position = Game.from_position({"1": "6♠", "2": "7♠"}, trump="♦", attacker="1")
+    await h.set_position(group, position)
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    await h.send(bob.tap(h.hand_message(bob), "7♠"))  # both out at once: a draw
+    assert running(h, group) is None
+    await resign_game(h, group, [alice, bob], bob)
+    await h.send(alice.send_private("/stats"))
+    card = h.fake.last_message(alice.id).text
+    assert "2 games, never the durak" in card
+    assert "won" not in card.lower()
 
 
 async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarness) -> None:
