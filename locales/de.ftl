@@ -27,6 +27,7 @@ lobby-opened-by = Eröffnet von { $name }.
 lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich an den Tisch zu setzen.
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
+lobby-invited = Eingeladen: { $names } — wer mitspielt, tippt auf „Mitspielen“.
 lobby-need-players =
     { $min ->
         [one] Zum Starten wird mindestens { $min } Spieler benötigt.
@@ -40,7 +41,7 @@ lobby-full = Alle Plätze sind besetzt.
 lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
-lobby-again = Eine neue Lobby ist offen.
+lobby-again = Eine neue Lobby ist offen; die anderen Spieler sind eingeladen.
 newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
 again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.

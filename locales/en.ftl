@@ -27,6 +27,7 @@ lobby-opened-by = Opened by { $name }.
 lobby-opener-join = { $name }, press “Join” to take your seat too.
 lobby-players = Players ({ $count }/{ $max }): { $names }
 lobby-nobody = nobody yet
+lobby-invited = Invited: { $names } — tap “Join” to play.
 lobby-need-players =
     { $min ->
         [one] At least { $min } player is needed to start.
@@ -40,7 +41,7 @@ lobby-full = All seats are taken.
 lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
-lobby-again = A new lobby is open.
+lobby-again = A new lobby is open; the other players are invited to join.
 newgame-lobby-open = A game is already being set up here: join it above.
 again-lobby-open = A new game is already being set up below: join it there.
 newgame-running = A game is running here. Wait for it to end, or /cancel it.

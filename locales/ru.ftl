@@ -33,6 +33,7 @@ lobby-opened-by = Создатель: { $name }.
 lobby-opener-join = { $name }, нажми «Играть», чтобы тоже сесть за стол.
 lobby-players = Игроки ({ $count }/{ $max }): { $names }
 lobby-nobody = пока никого
+lobby-invited = Приглашены: { $names } — чтобы сесть за стол, нажми «Играть».
 lobby-need-players =
     { $min ->
         [one] Для начала нужен хотя бы { $min } игрок.
@@ -48,7 +49,7 @@ lobby-full = Все места заняты.
 lobby-started = Игра началась.
 lobby-cancelled = Это лобби отменено.
 lobby-expired = Никто не начал игру вовремя — лобби закрыто.
-lobby-again = Открыто новое лобби.
+lobby-again = Открыто новое лобби; остальные игроки приглашены.
 newgame-lobby-open = Здесь уже собирается игра — присоединяйся выше.
 again-lobby-open = Ниже уже собирается новая игра — присоединяйся там.
 newgame-running = Здесь уже идёт игра. Дождись её конца или отмени через /cancel.

@@ -351,7 +351,7 @@ async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> 
     assert running(h, group) is None
     await h.send(carol.tap(h.fake.last_message(group.id), "Play again"))
     lobby = h.lobby_message(group).text
-    assert "Alice" in lobby and "Carol" in lobby
+    assert "Players (1/6): Carol" in lobby and "Invited: Alice — tap" in lobby
     assert "Bob" not in lobby
 
 
