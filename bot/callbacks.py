@@ -9,7 +9,11 @@ on an old keyboard is recognised as stale and changes nothing:
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
                              (without a level: show the levels), r redraw
     a<game>                  play again (a new lobby with the same players)
-    S<option>                /settings menu: step an option (the chat is the message's)
+    S<option>[<value>]       /settings menu: step an option (the chat is the message's),
+                             or choose a value: l<language> (Slru), in the private menu
+                             n<y|n|g> turn alerts on, off, as each group sets it; z Done.
+                             Menus sent before the choices were buttons carry Sl and, in
+                             private, Sn alone: they decode, and the menu is drawn anew.
     k<game>.<user>           /kick confirmed by an admin
     q<game>.<user>           /leave confirmed by that user
     P<n><level>              /practice against n computer players (e, m or h)
@@ -23,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from bot.house_rules import LANGUAGES, PERSONAL_ALERTS
 from engine import (
     Action,
     Attack,
@@ -90,6 +95,8 @@ class AgainData:
 @dataclass(frozen=True, slots=True)
 class SettingsData:
     option: str
+    value: str = ""
+    """A choice (a language, a player's turn alerts); empty for a step or Done."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +138,8 @@ _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 _MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
 _LOBBY = re.compile(r"l(\d{1,12})\.([jqsxadr])([a-z]{0,8})")
 _AGAIN = re.compile(r"a(\d{1,12})")
-_SETTINGS = re.compile(r"S([pdtsifxolcnz])")  # z: close the menu
+_SETTINGS = re.compile(r"S([pdtsifxolcnz])([a-z]{0,2})")  # z: close the menu
+_SETTINGS_CHOICES: Final = {"l": frozenset(LANGUAGES), "n": frozenset(PERSONAL_ALERTS)}
 _PRACTICE = re.compile(r"P([1-5])([emh])")
 _KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})")
 _LEAVE = re.compile(r"q(\d{1,12})\.(\d{1,15})")
@@ -167,6 +175,10 @@ def encode_lobby(game_id: int, op: LobbyOp, arg: str = "") -> str:
 
 def encode_again(game_id: int) -> str:
     return f"a{game_id}"
+
+
+def encode_settings(option: str, value: str = "") -> str:
+    return f"S{option}{value}"
 
 
 def encode_kick(game_id: int, user_id: int) -> str:
@@ -219,7 +231,10 @@ def decode(data: str | None) -> CallbackData:
     if m := _AGAIN.fullmatch(data):
         return AgainData(int(m[1]))
     if m := _SETTINGS.fullmatch(data):
-        return SettingsData(m[1])
+        option, value = m[1], m[2]
+        if value and value not in _SETTINGS_CHOICES.get(option, ()):
+            raise BadCallback(f"no choice {value!r} for option {option!r}")
+        return SettingsData(option, value)
     if m := _PRACTICE.fullmatch(data):
         return PracticeData(int(m[1]), _LEVEL_CODES[m[2]])
     if m := _KICK.fullmatch(data):

@@ -1,6 +1,10 @@
 """A group's house rules, the options of /settings: which there are, which values each
 takes, and what a tap on one changes. Pure functions over `ChatSettings`; the menu itself
 is drawn by `bot.render.settings`, the tap handled by `bot.play.chat`.
+
+Most options step to their next value on a tap. The language is a choice (a button per
+language, so Russian is one tap away, not two through German), and so are a player's own
+turn alerts in the private /settings.
 """
 
 from __future__ import annotations
@@ -24,27 +28,24 @@ OPTIONS: Final = {
     "d": "deck",
     "t": "transfer",
     "s": "show-trump",
+    "x": "trump-exchange",
     "i": "throw-in",
     "f": "first-bout",
-    "x": "trump-exchange",
     "o": "timeout",
-    "l": "language",
+    "l": "language",  # a choice: a button per language (`choose_language`)
     "c": "computers",
     "n": "alerts",
 }
+"""In the order the menu lists them."""
 
 CHAT_WIDE_OPTIONS: Final = frozenset("lcn")
 """Options that are the chat's, not a game's (admins only): language, computers on the
 leaderboard, the players' default for turn alerts."""
 
 
-PERSONAL_ALERTS: Final = (None, False, True)
-"""A player's turn alerts, in the order a tap steps them: as the group sets it, off, on."""
-
-
-def step_personal(turn_alerts: bool | None) -> bool | None:
-    """A player's turn alerts after a tap on the private /settings menu."""
-    return PERSONAL_ALERTS[(PERSONAL_ALERTS.index(turn_alerts) + 1) % len(PERSONAL_ALERTS)]
+PERSONAL_ALERTS: Final[dict[str, bool | None]] = {"y": True, "n": False, "g": None}
+"""A player's choice of turn alerts in the private /settings, by its code in the callback
+data: on, off, as each group sets it."""
 
 
 def _next(values: Sequence[Any], current: Any) -> Any:
@@ -58,11 +59,16 @@ def effective_timeout(settings: ChatSettings, default: int) -> int:
     return default if settings.turn_timeout is None else settings.turn_timeout
 
 
-def step(
-    settings: ChatSettings, key: str, *, default_timeout: int, shown_language: str = "en"
-) -> ChatSettings:
-    """The settings with option `key` moved to its next value. ``shown_language``: the
-    language the menu showed as the chat's while it had none set (the next one follows it)."""
+def choose_language(settings: ChatSettings, language: str) -> ChatSettings:
+    """The settings with the chat's language set to `language` (one of `LANGUAGES`)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}")
+    return replace(settings, language=language)
+
+
+def step(settings: ChatSettings, key: str, *, default_timeout: int) -> ChatSettings:
+    """The settings with option `key` moved to its next value (not the language: a choice,
+    `choose_language`)."""
     rules = settings.rules
     if key == "p":
         name = _next(PRESET_ORDER, rules.preset_name())
@@ -70,8 +76,6 @@ def step(
     if key == "o":
         value = _next(TIMEOUTS, effective_timeout(settings, default_timeout))
         return replace(settings, turn_timeout=value)
-    if key == "l":
-        return replace(settings, language=_next(LANGUAGES, settings.language or shown_language))
     if key == "c":
         return replace(settings, show_computers=not settings.show_computers)
     if key == "n":

@@ -97,8 +97,10 @@ class GameMeta:
     ``left``: how players left before the end (R18). ``blocked``: players who blocked the bot
     (their hand is not sent). ``quiet``: players who switched turn alerts off (a
     turn after a pause then comes as an edit, not as a new message). ``invited``: users
-    given the Join link (may join without being members). ``practice``: a game against
-    computers in a private chat, unranked.
+    given the Join link (may join without being members). ``asked``: the people of the game
+    this lobby was opened again from (Play again), by player id and name: invited to Join,
+    seated only once they do. ``practice``: a game against computers in a private chat,
+    unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
     was given extra time after a restart (once per move).
@@ -113,6 +115,7 @@ class GameMeta:
     blocked: list[str] = field(default_factory=list)
     quiet: list[str] = field(default_factory=list)
     invited: list[int] = field(default_factory=list)
+    asked: dict[str, str] = field(default_factory=dict)
     practice: bool = False
     previous_durak: str | None = None
     warned: bool = False
@@ -141,6 +144,8 @@ class GameMeta:
             out["quiet"] = self.quiet
         if self.invited:
             out["invited"] = self.invited
+        if self.asked:
+            out["asked"] = self.asked
         if self.practice:
             out["practice"] = True
         if self.previous_durak is not None:
@@ -157,6 +162,7 @@ class GameMeta:
         if not isinstance(value, Mapping):
             return cls()
         langs = value.get("langs")
+        asked = value.get("asked")
         left = value.get("left")
         log = value.get("log")
         return cls(
@@ -175,6 +181,9 @@ class GameMeta:
             blocked=_list_of(value.get("blocked"), str),
             quiet=_list_of(value.get("quiet"), str),
             invited=_list_of(value.get("invited"), int),
+            asked={str(k): v for k, v in asked.items() if isinstance(v, str)}
+            if isinstance(asked, Mapping)
+            else {},
             practice=value.get("practice") is True,
             previous_durak=_text_or_none(value.get("previous_durak")),
             warned=value.get("warned") is True,

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from bot import render
 from bot.delivery import Tap
-from bot.house_rules import CHAT_WIDE_OPTIONS, effective_timeout, step, step_personal
+from bot.house_rules import (
+    CHAT_WIDE_OPTIONS,
+    PERSONAL_ALERTS,
+    choose_language,
+    effective_timeout,
+    step,
+)
 from bot.kit import Person, title
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
@@ -206,8 +212,8 @@ class ChatRoom(Room):
         lang = self.kit.tr.normalize(player.language)
         await self.out.send(person.user_id, personal_menu(self.kit.tr, lang, player.turn_alerts))
 
-    async def _personal_tap(self, query: Tap, person: Person, option: str) -> None:
-        """A tap on the private /settings menu: step the turn alerts, or close the menu; the
+    async def _personal_tap(self, query: Tap, person: Person, option: str, value: str) -> None:
+        """A tap on the private /settings menu: choose the turn alerts, or close the menu; the
         player's running games follow at once."""
         kit = self.kit
         assert query.message_id is not None
@@ -216,14 +222,20 @@ class ChatRoom(Room):
         if option not in ("n", "z"):  # a group's option: forged, or an old menu
             await self.out.answer(query, kit.t(lang, "error-unknown-button"))
             return
-        if option == "n":
-            player.turn_alerts = step_personal(player.turn_alerts)
+        closed = option == "z"
+        if closed:
+            await self.out.answer(query)
+        elif not value:  # a menu from before the choices were buttons: it shows them now
+            await self.out.answer(query, kit.t(lang, "settings-menu-changed"))
+        else:
+            player.turn_alerts = PERSONAL_ALERTS[value]
             async with kit.db.transaction() as tx:
                 await tx.players.upsert(player=player)
-        closed = option == "z"
-        await self.out.answer(query, None if closed else kit.t(lang, "settings-saved"))
+            await self.out.answer(query, kit.t(lang, "settings-saved"))
         menu = personal_menu(kit.tr, lang, player.turn_alerts, closed=closed)
         await self.out.show(person.user_id, query.message_id, menu)
+        if not value:
+            return
         for record in self.store.running_games_of(person):
             async with self.store.for_chat(record.chat_id) as unit:
                 if unit.record is not None and unit.record.status == "running":
@@ -243,15 +255,21 @@ class ChatRoom(Room):
             return
         await self.store.save(record)
 
-    async def settings_tap(self, *, query: Tap, person: Person, option: str) -> None:
-        """A tap in the /settings menu: step that option; an open lobby follows."""
+    async def settings_tap(
+        self, *, query: Tap, person: Person, option: str, value: str = ""
+    ) -> None:
+        """A tap in the /settings menu: step that option (or choose `value`, the language);
+        an open lobby follows."""
         kit = self.kit
         chat_id, message_id = query.chat_id, query.message_id
         if chat_id is None or message_id is None:
             await self.out.answer(query, kit.t(person.language, "error-unknown-button"))
             return
         if chat_id == person.user_id:  # the private menu
-            await self._personal_tap(query, person, option)
+            await self._personal_tap(query, person, option, value)
+            return
+        if option == "n" and value:  # a choice of the private menu: forged here
+            await self.out.answer(query, kit.t(person.language, "error-unknown-button"))
             return
         async with self.store.locks[chat_id]:
             # The chat's language and its leaderboard are the admins' alone; a lobby's opener
@@ -266,22 +284,29 @@ class ChatRoom(Room):
                 await self.out.answer(query, kit.t(person.language, key), alert=True)
                 return
             default = kit.settings.turn_timeout
-            if option == "z":  # Done: the menu stays as a record of the rules, without buttons
+            toast = kit.tr.available(person.language)  # the tapper's, as all toasts
+            if option == "z" or (option == "l" and not value):
+                # Done: the menu stays as a record of the rules, without buttons. A language
+                # button of a menu from before the languages were a choice: the menu anew.
                 async with kit.db.transaction(readonly=True) as tx:
                     current = await tx.chats.get(chat_id=chat_id)
                 lang = kit.tr.normalize(current.language or person.language)
-                menu = render_menu(kit.tr, lang, current, default_timeout=default, closed=True)
-                await self.out.answer(query)
+                closed = option == "z"
+                menu = render_menu(kit.tr, lang, current, default_timeout=default, closed=closed)
+                await self.out.answer(
+                    query, None if closed else kit.t(toast or lang, "settings-menu-changed")
+                )
                 await self.out.show(chat_id, message_id, menu)
                 return
             async with kit.db.transaction() as tx:
                 current = await tx.chats.get(chat_id=chat_id)
-                shown = kit.tr.normalize(current.language or person.language)  # as the menu
-                settings = step(current, option, default_timeout=default, shown_language=shown)
+                if option == "l":
+                    settings = choose_language(current, value)
+                else:
+                    settings = step(current, option, default_timeout=default)
                 await tx.chats.save(settings=settings)
             lang = kit.tr.normalize(settings.language or person.language)
-            toast = kit.tr.available(person.language) or lang  # the tapper's, as all toasts
-            await self.out.answer(query, kit.t(toast, "settings-saved"))
+            await self.out.answer(query, kit.t(toast or lang, "settings-saved"))
             menu = render_menu(kit.tr, lang, settings, default_timeout=default)
             await self.out.show(chat_id, message_id, menu)
             record = await self.store.load(chat_id)

@@ -3,14 +3,15 @@ Leave, computers, Start, Cancel, Play again; and /practice, a game against compu
 private chat.
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
-hands the lobby to the first player seated. Lobby buttons count only on the lobby message
-itself (forged data from elsewhere is refused).
+hands the lobby to the first player seated. Play again opens a lobby with its tapper seated
+and the other players of that game invited by name: each sits once they tap Join. Lobby
+buttons count only on the lobby message itself (forged data from elsewhere is refused).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
@@ -23,12 +24,13 @@ from bot.play.computers import Computers
 from bot.play.room import Room
 from engine import Game, Rules
 from engine.ai import LEVELS
-from storage import GameMeta, GameRecord, Lobby, NotFound, Seat
+from storage import GameMeta, GameRecord, Lobby, Seat
 
 logger = logging.getLogger(__name__)
 
 GONE_FOR_GOOD = ("kicked", "timed_out", "left")
-"""Players not seated again by Play again: they would have to join anew."""
+"""Players not invited by Play again (removed, or gone from the group): they may still tap
+Join like anyone else."""
 
 
 @dataclass(eq=False, repr=False)
@@ -52,11 +54,13 @@ class Lobbies(Room):
                 text = render.Rendered(self.kit.t(record.language, key))
                 await self.out.send(chat_id, text, reply_to=anchor)
                 return
-            await self._open(chat_id, chat_title, person, seats=[])
+            await self._open(chat_id, chat_title, person)
 
     async def _open(
-        self, chat_id: int, chat_title: str, person: Person, seats: Sequence[Seat]
+        self, chat_id: int, chat_title: str, person: Person, asked: Mapping[str, str] | None = None
     ) -> GameRecord:
+        """A new lobby, its opener seated (if the bot may write to them); `asked`: the
+        people invited by name (player id: name), not seated until they tap Join."""
         kit = self.kit
         player = await kit.note_player(person)
         async with kit.db.transaction() as tx:
@@ -67,23 +71,12 @@ class Lobbies(Room):
                     player.language or kit.settings.default_language
                 )
                 await tx.chats.save(settings=settings)
-            seats = list(seats)
-            if not any(s.user_id == person.user_id for s in seats) and player.can_message:
-                seats.insert(
-                    0, Seat(player_id=person.player_id, user_id=person.user_id, name=person.name)
-                )
-            # Each player's hand comes in their own language.
-            langs = {}
-            for seat in seats:
-                if seat.user_id is not None:
-                    known = player if seat.user_id == person.user_id else None
-                    if known is None:
-                        try:
-                            known = await tx.players.get(user_id=seat.user_id)
-                        except NotFound:
-                            continue
-                    if known.language:
-                        langs[seat.player_id] = known.language
+        seats = []
+        langs = {}  # each player's hand comes in their own language
+        if player.can_message:
+            seats.append(Seat(player_id=person.player_id, user_id=person.user_id, name=person.name))
+            if player.language:
+                langs[person.player_id] = player.language
         lobby_timeout = kit.settings.lobby_timeout
         record = GameRecord(
             chat_id=chat_id,
@@ -97,6 +90,7 @@ class Lobbies(Room):
                 opener=person.name,
                 turn_timeout=settings.turn_timeout,
                 langs=langs,
+                asked=dict(asked or {}),
             ),
         )
         record = await self.store.create(record)
@@ -119,6 +113,7 @@ class Lobbies(Room):
     ) -> render.Rendered:
         assert record.id is not None
         kit = self.kit
+        seated = {s.player_id for s in record.lobby.seats}
         return render.lobby(
             kit.tr,
             record.language,
@@ -133,6 +128,11 @@ class Lobbies(Room):
             closed=closed,
             levels=LEVELS if pick_level else (),
             opener_seated=any(s.user_id == record.lobby.opener_id for s in record.lobby.seats),
+            invited=[
+                render.short_name(name)
+                for pid, name in record.meta.asked.items()
+                if pid not in seated
+            ],
         )
 
     async def refresh(
@@ -343,16 +343,16 @@ class Lobbies(Room):
                     person, [s.level or "easy" for s in old.lobby.seats if s.is_computer]
                 )
                 return
-            # Everyone again, but those who were removed (kicked, timed out three times) or
-            # left the group: they would have to join anew.
+            # The tapper sits; the other people of that game are invited by name and sit
+            # once they tap Join (but not who was removed, or left the group). Computers
+            # are added again like in any lobby.
             gone = {pid for pid, why in old.meta.left.items() if why in GONE_FOR_GOOD}
-            record = await self._open(
-                unit.chat_id,
-                old.meta.title,
-                person,
-                seats=[seat for seat in old.lobby.seats if seat.player_id not in gone],
-            )
-            record.meta.langs = {**old.meta.langs, **record.meta.langs}
+            asked = {
+                s.player_id: s.name
+                for s in old.lobby.seats
+                if not s.is_computer and s.player_id not in gone
+            }
+            record = await self._open(unit.chat_id, old.meta.title, person, asked)
             record.meta.previous_durak = old.game.durak
             await self.store.save(record)
             await self.out.answer(query, kit.t(lang, "lobby-again"))

@@ -30,8 +30,11 @@ def lobby(
     closed: str | None = None,
     levels: Sequence[str] = (),
     opener_seated: bool = True,
+    invited: Sequence[str] = (),
 ) -> Rendered:
     """The lobby message: rules in force, players so far, Join/Leave/Start/Cancel.
+
+    `invited`: people asked by name (Play again) who have no seat yet; Join seats them.
 
     `closed` is a locale key ("lobby-expired", "lobby-cancelled", "lobby-started"):
     the lobby is over and shows no buttons.
@@ -54,6 +57,8 @@ def lobby(
     if closed:
         lines += ["", f"<i>{tr.t(lang, closed)}</i>"]
         return Rendered("\n".join(lines))
+    if invited:
+        lines.append(tr.t(lang, "lobby-invited", names=", ".join(esc(n) for n in invited)))
     if not opener_seated:  # the opener never started the bot: Join gives them the link
         lines.append(tr.t(lang, "lobby-opener-join", name=esc(opener)))
     if len(seats) > rules.max_players:  # the rules changed since (a smaller deck)

@@ -284,7 +284,9 @@ async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> Non
     elif isinstance(data, AgainData):
         await rooms.lobbies.play_again(query=tap, person=person, data=data)
     elif isinstance(data, SettingsData):
-        await rooms.chat.settings_tap(query=tap, person=person, option=data.option)
+        await rooms.chat.settings_tap(
+            query=tap, person=person, option=data.option, value=data.value
+        )
     elif isinstance(data, PracticeData):
         await rooms.lobbies.start_practice(
             query=tap, person=person, opponents=data.opponents, level=data.level

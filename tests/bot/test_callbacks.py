@@ -12,10 +12,12 @@ from bot.callbacks import (
     LobbyData,
     MoveData,
     Refresh,
+    SettingsData,
     decode,
     encode_again,
     encode_lobby,
     encode_move,
+    encode_settings,
 )
 from engine import (
     ALL_CARDS,
@@ -58,6 +60,13 @@ def test_lobby_and_again_round_trip() -> None:
     assert decode(encode_again(7)) == AgainData(7)
 
 
+def test_settings_steps_and_choices_round_trip() -> None:
+    assert decode(encode_settings("d")) == SettingsData("d")
+    assert decode(encode_settings("l", "ru")) == SettingsData("l", "ru")  # the language
+    assert decode(encode_settings("n", "g")) == SettingsData("n", "g")  # private alerts
+    assert decode("Sl") == SettingsData("l")  # a menu's from before the choices: still read
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -75,6 +84,10 @@ def test_lobby_and_again_round_trip() -> None:
         "m1.2.c1-2",
         "\u0000",
         "m1.2.r3",
+        "Slxx",  # no such language
+        "Sdru",  # a step takes no value
+        "Snq",
+        "Sz1",
     ],
 )
 def test_forged_data_is_refused(data: str | None) -> None:

@@ -622,19 +622,31 @@ async def test_hand_command_from_someone_not_playing_answers_in_the_group(
     assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "error-not-in-game")
 
 
-async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarness) -> None:
+async def test_play_again_seats_the_tapper_and_invites_the_others(harness: BotHarness) -> None:
+    """Nobody is seated without asking: Play again seats who tapped it and names the other
+    players as invited; Start waits until enough of them tap Join."""
     h = harness
-    alice, bob = make_players(h, 2)
+    alice, bob, carol = make_players(h, 3)
     group = h.fake.group(-2014, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
+    await h.open_game(group, [alice, bob, carol])
     await h.send(bob.send(group, "/leave"))
     confirm = h.fake.last_message(group.id)
     await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
     result = h.fake.last_message(group.id)
-    await h.send(alice.tap(result, "Play again"))
+    tap = alice.tap(result, "Play again")
+    await h.send(tap)
+    toast = h.fake.answer_for(tap)
+    assert toast is not None and toast.text == h.rooms.kit.t("en", "lobby-again")
     lobby = h.lobby_message(group)
-    assert "Alice" in lobby.text and "Bob" in lobby.text
     assert lobby.message_id > result.message_id
+    assert "Players (1/6): Alice" in lobby.text
+    assert "Invited: Bob, Carol — tap “Join” to play." in lobby.text
+    assert "At least 2 players are needed to start." in lobby.text
+    start = alice.tap(lobby, "Start")  # the opener alone: refused
+    await h.send(start)
+    toast = h.fake.answer_for(start)
+    assert toast is not None and toast.text == h.rooms.kit.t("en", "lobby-need-players", min=2)
+    assert running_game(h, group) is None
     # A second Play again is pointed to the new lobby, which is below the result.
     again = bob.tap(result, "Play again")
     await h.send(again)
@@ -643,8 +655,14 @@ async def test_play_again_opens_a_lobby_with_the_same_players(harness: BotHarnes
         toast is not None
         and toast.text == "A new game is already being set up below: join it there."
     )
+    await h.send(bob.tap(lobby, "Join"))  # an invited player who joins is seated
+    lobby = h.lobby_message(group)
+    assert "Players (2/6): Alice, Bob" in lobby.text
+    assert "Invited: Carol — tap “Join” to play." in lobby.text
     await h.send(alice.tap(lobby, "Start"))
-    assert running_game(h, group) is not None
+    game = running_game(h, group)
+    assert game is not None and sorted(game.players) == ["1", "2"]  # Carol did not join
+    assert "Invited" not in h.fake.message(group.id, lobby.message_id).text
     # Play again on the old result while the new game runs: pointed to the running game.
     again = bob.tap(result, "Play again")
     await h.send(again)

@@ -214,17 +214,14 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
     expected = {
         "Preset: classic": "Preset: perevodnoy (transfers)",
         "Deck: 36": "Deck: 52",
-        "Throwing in: everybody": "Throwing in: the defender's neighbours",
+        "Throwing in: everybody": "Throwing in: neighbours",
         "Until 1st discard: 5": "Until 1st discard: 6",
         "Show a trump: off": "Show a trump: on",
         "Trump swap: off": "Trump swap: on",
         "Time per move: 60 s": "Time per move: 90 s",
-        "Language: English": "Sprache: Deutsch",
         "Computers on the leaderboard: on": "Computers on the leaderboard: off",
     }
     for before, after in expected.items():
-        if before.startswith("Language"):
-            continue
         await h.send(admin.tap(menu, before))
         assert after in menu.button_texts, (before, menu.button_texts)
     assert "Transfers: on" in menu.button_texts  # the perevodnoy preset turned them on
@@ -238,8 +235,8 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
     assert stored.rules.transfer and stored.rules.transfer_by_showing_trump
     assert stored.rules.throw_in == "neighbours" and stored.rules.first_bout_limit == 6
     assert stored.turn_timeout == 90 and stored.show_computers is False
-    await h.send(admin.tap(menu, "Language: English"))
-    assert "Sprache: Deutsch" in menu.button_texts
+    await h.send(admin.tap(menu, "Deutsch"))  # one tap: the menu is German now
+    assert "✓ Deutsch" in menu.button_texts and "Kartendeck: 52" in menu.button_texts
 
 
 async def test_settings_apply_to_the_next_game_only(harness: BotHarness) -> None:
@@ -276,14 +273,13 @@ async def test_lobby_opener_may_change_settings_before_the_start(harness: BotHar
     assert "Deck: 52" in menu.button_texts
     assert "Deck: 52 cards" in h.lobby_message(group).text  # the lobby shows the rules in force
     # The chat's own options (language, leaderboard) stay the admins'.
-    language = next(t for t in menu.button_texts if t.startswith("Language"))
-    tap = opener.tap(menu, language)
+    tap = opener.tap(menu, "Deutsch")
     await h.send(tap)
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text == h.rooms.kit.t("en", "error-admins-only-chat")
-    assert language in menu.button_texts
-    await h.send(admin.tap(menu, language))
-    assert language not in menu.button_texts
+    assert "✓ English" in menu.button_texts
+    await h.send(admin.tap(menu, "Deutsch"))
+    assert "✓ Deutsch" in menu.button_texts
 
 
 async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> None:
@@ -460,7 +456,7 @@ async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> 
     assert running(h, group) is None
     await h.send(carol.tap(h.fake.last_message(group.id), "Play again"))
     lobby = h.lobby_message(group).text
-    assert "Alice" in lobby and "Carol" in lobby
+    assert "Players (1/6): Carol" in lobby and "Invited: Alice — tap" in lobby
     assert "Bob" not in lobby
 
 
@@ -475,18 +471,19 @@ async def test_stats_in_a_group_without_games_names_the_group(harness: BotHarnes
 
 
 async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarness) -> None:
-    """A group without a language set is served in its admin's: the menu says so, and the
-    language button moves on from there."""
+    """A group without a language set is served in its admin's: the menu says so and marks
+    that language among the three; another is one tap away."""
     h = harness
     ivan = h.user(1, "Ivan", "ru")
     group = h.fake.group(-4013, "Клуб", admins={ivan})
     await h.send(ivan.send(group, "/settings"))
     menu = h.fake.last_message(group.id)
-    language = next(t for t in menu.button_texts if t.startswith("Язык"))
-    assert "Русский" in language
-    await h.send(ivan.tap(menu, language))
+    assert "Язык: Русский —" in menu.text
+    assert [b.text for b in menu.buttons[5]] == ["English", "Deutsch", "✓ Русский"]
+    await h.send(ivan.tap(menu, "English"))
     async with h.rooms.kit.db.transaction(readonly=True) as tx:
-        assert (await tx.chats.get(chat_id=group.id)).language == "en"  # ru -> en, not de
+        assert (await tx.chats.get(chat_id=group.id)).language == "en"
+    assert "✓ English" in menu.button_texts and "Deck: 36" in menu.button_texts
 
 
 async def test_kick_by_a_non_admin_is_refused_in_the_groups_language(harness: BotHarness) -> None:

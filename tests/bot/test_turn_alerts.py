@@ -84,15 +84,17 @@ async def test_a_player_switches_alerts_off_in_private_settings(harness: BotHarn
     _, alice, bob = await two_at(h, -7405)
     await h.send(bob.send(bob, "/settings"))
     menu = h.fake.last_message(bob.id)
-    assert "Turn alerts: as each group sets it" in menu.button_texts
-    await h.send(bob.tap(menu, "Sn"))  # off, at once also for the running game
-    assert "Turn alerts: off" in h.fake.message(bob.id, menu.message_id).button_texts
+    assert "✓ As each group sets it" in menu.button_texts
+    await h.send(bob.tap(menu, "Alerts off"))  # at once also for the running game
+    menu = h.fake.message(bob.id, menu.message_id)
+    assert "Turn alerts: off —" in menu.text and "✓ Alerts off" in menu.button_texts
     heard = len(h.fake.notifications(bob.id))
     h.clock.advance(PAUSE)
     await play(h, alice, "6♠")
     assert len(h.fake.notifications(bob.id)) == heard  # edited, silently
-    await h.send(bob.tap(h.fake.message(bob.id, menu.message_id), "Sn"))
-    assert "Turn alerts: on" in h.fake.message(bob.id, menu.message_id).button_texts
+    await h.send(bob.tap(menu, "Alerts on"))
+    menu = h.fake.message(bob.id, menu.message_id)
+    assert "Turn alerts: on —" in menu.text and "✓ Alerts on" in menu.button_texts
 
 
 async def test_a_group_switches_the_default_off(harness: BotHarness) -> None:

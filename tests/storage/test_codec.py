@@ -121,6 +121,7 @@ records = st.builds(
         left=st.dictionaries(st.text(max_size=5), st.sampled_from(DEPARTURES), max_size=3),
         blocked=st.lists(st.text(max_size=5), max_size=3),
         invited=st.lists(ids, max_size=3),
+        asked=st.dictionaries(st.text(max_size=5), texts, max_size=3),
         practice=st.booleans(),
         previous_durak=st.none() | st.text(max_size=5),
         warned=st.booleans(),

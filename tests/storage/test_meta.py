@@ -105,6 +105,7 @@ async def test_damaged_values_read_as_defaults(db: Database, db_path: Path) -> N
         "left": {"2": "vanished", "3": "kicked"},
         "blocked": [1, "2"],
         "invited": ["5", True, 6],
+        "asked": {"1": "Alice", "2": None},
         "practice": "yes",
         "warned": 1,
     }
@@ -116,16 +117,21 @@ async def test_damaged_values_read_as_defaults(db: Database, db_path: Path) -> N
         left={"3": "kicked"},
         blocked=["2"],
         invited=[6],
+        asked={"1": "Alice"},
     )
 
 
 def test_the_new_form_writes_only_what_differs_from_the_default() -> None:
     assert GameMeta().to_json() == {"v": 2}
-    meta = GameMeta(title="Club", practice=True, log=[LogEntry("picked", "1", count=3)])
+    meta = GameMeta(
+        title="Club", practice=True, log=[LogEntry("picked", "1", count=3)], asked={"2": "Bob"}
+    )
     assert meta.to_json() == {
         "v": 2,
         "title": "Club",
         "practice": True,
         "log": [{"e": "picked", "p": "1", "n": 3}],
+        "asked": {"2": "Bob"},
     }
+    assert GameMeta.from_json(meta.to_json()) == meta
     assert GameMeta.from_json(meta.to_json()) == meta
