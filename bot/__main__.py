@@ -1,7 +1,17 @@
 """`python -m bot` (or `durak-bot`): start the bot with long polling.
 
-A missing or malformed setting stops start-up with one line naming it and exit
-code 2. The token is never logged.
+Start-up checks the settings, then the database, then Telegram (`getMe`), and stops at the
+first that fails with one line on stderr naming what failed and what to check, and an exit
+code (the traceback only at `LOG_LEVEL=DEBUG`):
+
+- 0: stopped by SIGTERM or SIGINT (pending table edits sent, the database closed);
+- 1: an unexpected error (a bug), logged with its traceback;
+- 2: something to fix before starting again: a setting (missing, malformed, or a token
+  Telegram rejects) or the database (damaged, not a database, read-only, a newer schema);
+- 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`): starting again
+  later may work.
+
+The token is never logged.
 """
 
 from __future__ import annotations
@@ -10,14 +20,19 @@ import asyncio
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from bot.config import Settings
+from bot.config import TELEGRAM_API, Settings
 
 if TYPE_CHECKING:
     from telegram.ext import Application
+
+EXIT_FIX = 2  # settings or database: fix them before starting again
+EXIT_UNREACHABLE = 3  # the Bot API did not answer: starting again later may work
+ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 
 logger = logging.getLogger("bot")
 
@@ -52,34 +67,104 @@ def load_settings() -> Settings:
         raise SystemExit(2) from None
 
 
-def _stop_on_signals(application: Application) -> bool:  # type: ignore[type-arg]
-    """Stop on SIGINT, SIGTERM or SIGABRT, once: a stop runs to its end (pending table edits
-    published, the database closed) whatever else arrives meanwhile.
+class _OneLine(logging.Filter):
+    """python-telegram-bot logs a few network errors with their traceback: the last poll of
+    a stop without network, a start-up step that failed (which `main` reports itself). Below
+    `LOG_LEVEL=DEBUG` they are one line each."""
 
-    python-telegram-bot's own handlers raise SystemExit on every signal, and a second one
-    (`make run` under a service manager: make passes the signal on to the bot, which gets
-    it twice) broke off its shutdown half-way, skipping `post_stop`."""
-    loop = asyncio.new_event_loop()  # run_polling takes the current loop
-    asyncio.set_event_loop(loop)
-    stopping = False
+    def filter(self, record: logging.LogRecord) -> bool:
+        from telegram.error import NetworkError
 
-    def stop(sig: signal.Signals) -> None:
-        nonlocal stopping
-        if stopping:
-            logger.info("%s: already stopping", sig.name)
-            return
-        stopping = True
-        logger.info("%s: stopping", sig.name)
-        if not application.running:  # still starting: PTB's way, which unwinds the start
-            raise SystemExit
-        application.stop_running()
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, NetworkError) and record.name.startswith("telegram"):
+            record.msg = f"{record.getMessage()}: {error}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
 
+
+def _stop_on_signals(
+    loop: asyncio.AbstractEventLoop, stop: Callable[[signal.Signals], None]
+) -> bool:
+    """Call ``stop`` on SIGINT, SIGTERM or SIGABRT. False where the loop takes no signal
+    handlers (Windows): there Ctrl-C stops the bot as a KeyboardInterrupt."""
     try:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGABRT):
             loop.add_signal_handler(sig, stop, sig)
-    except NotImplementedError:  # no signal handlers on this loop (Windows): PTB's own
+    except NotImplementedError:
         return False
     return True
+
+
+async def serve(application: Application) -> None:  # type: ignore[type-arg]
+    """Start, poll until a stop signal, stop. Raises what stopped the start.
+
+    In the order of `Application.run_polling`, with the database opened before Telegram is
+    asked anything, and the polling loop's errors passed to `polling_errors`. Stops once, on
+    the first signal: a stop runs to its end (pending table edits published, the database
+    closed) whatever else arrives meanwhile (`make run` under a service manager gets every
+    signal twice); a signal during the start unwinds it where it is.
+    """
+    from bot.app import WATCH_KEY, open_database, start_services, stop_services
+    from bot.telegram.polling import polling_errors
+    from engine import COMPILED
+
+    settings: Settings = application.bot_data["settings"]
+    updater = application.updater
+    assert updater is not None  # the builder makes one
+    task = asyncio.current_task()
+    stopping = asyncio.Event()
+    starting = True
+
+    def stop(sig: signal.Signals) -> None:
+        if stopping.is_set():
+            logger.info("%s: already stopping", sig.name)
+            return
+        stopping.set()
+        logger.info("%s: stopping", sig.name)
+        if starting and task is not None:
+            task.cancel()
+
+    _stop_on_signals(asyncio.get_running_loop(), stop)
+    try:
+        await open_database(application)
+        async with application:  # initialize (getMe) ... shutdown (closes the HTTP client)
+            try:
+                await start_services(application)
+                await updater.start_polling(
+                    allowed_updates=ALLOWED_UPDATES,
+                    error_callback=polling_errors(application, application.bot_data[WATCH_KEY]),
+                )
+                await application.start()
+                starting = False
+                logger.info(
+                    "@%s is up: long polling, database %s, engine: %s",
+                    application.bot.username,
+                    settings.database_url,
+                    "compiled (mypyc)" if COMPILED else "pure Python",
+                )
+                await stopping.wait()
+            finally:
+                if updater.running:
+                    await updater.stop()
+                if application.running:
+                    await application.stop()
+                await stop_services(application)  # while the HTTP client is open
+    except asyncio.CancelledError:
+        if not stopping.is_set():
+            raise
+        if task is not None:
+            task.uncancel()  # the signal's: the start is unwound, the stop is done
+    finally:
+        await stop_services(application)  # a database opened for a start that failed
+
+
+def _fail(message: str, code: int, secret: str) -> None:
+    """One line on stderr and the exit code; the traceback only at LOG_LEVEL=DEBUG."""
+    logger.debug("start-up failed", exc_info=True)
+    print(f"durak-bot: {message}".replace(secret, "<token>"), file=sys.stderr)
+    raise SystemExit(code) from None
 
 
 def main() -> None:
@@ -87,27 +172,38 @@ def main() -> None:
     secret = settings.bot_token.get_secret_value()
     handler = logging.StreamHandler()
     handler.setFormatter(_Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s", secret))
+    if settings.log_level != "DEBUG":
+        handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
     # It logs every 429 it does not retry as an error with a traceback; the bot retries and
     # logs those itself (bot.outbox).
     logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.CRITICAL)
 
-    from telegram.error import InvalidToken
+    from telegram.error import InvalidToken, NetworkError
 
     from bot.app import build_application  # after logging is set up
+    from storage import DatabaseUnusable
 
     application = build_application(settings)
-    ours = _stop_on_signals(application)
     try:
-        application.run_polling(
-            allowed_updates=["message", "callback_query", "my_chat_member"],
-            # None: ours, set above; else PTB's (which warns where a loop has none)
-            stop_signals=None if ours else (signal.SIGINT, signal.SIGTERM, signal.SIGABRT),
-        )
+        asyncio.run(serve(application))
+    except KeyboardInterrupt:  # Ctrl-C where the loop takes no signal handlers
+        pass
+    except DatabaseUnusable as exc:
+        _fail(str(exc), EXIT_FIX, secret)
     except InvalidToken:
-        print("durak-bot: setting BOT_TOKEN was rejected by Telegram", file=sys.stderr)
-        raise SystemExit(2) from None
+        message = "setting BOT_TOKEN was rejected by Telegram"
+        if settings.bot_api_base_url != TELEGRAM_API:  # Telegram's 404 for a bad token, too
+            message += f" (or BOT_API_BASE_URL, at {settings.bot_api_host}, is no Bot API)"
+        _fail(message, EXIT_FIX, secret)
+    except NetworkError as exc:
+        _fail(
+            f"cannot reach the Bot API at {settings.bot_api_host} ({exc.message}): check the "
+            f"network, BOT_API_BASE_URL and BOT_TOKEN",
+            EXIT_UNREACHABLE,
+            secret,
+        )
     except Exception:
         # Logged through the redacting formatter: an uncaught traceback could name the token.
         logging.getLogger("bot").critical("the bot stopped on an error", exc_info=True)

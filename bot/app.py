@@ -1,11 +1,12 @@
 """One place builds the application (python-telegram-bot v22).
 
 `build_application` wires settings, the HTTP request objects, handlers and the
-start-up/shut-down hooks. `post_init` (run by `run_polling`/`run_webhook`, or
-by `start_services` in tests) opens the database, registers the command menus,
-resumes every stored game and starts the deadline scheduler; `post_stop` (before the
-HTTP client closes) stops the scheduler, publishes pending table edits and closes the
-database.
+start-up/shut-down hooks. `open_database` checks the database file and opens it (`python -m
+bot` does so before it contacts Telegram). `start_services` (the `post_init` hook, called by
+`bot.__main__.serve` and by tests) opens the database if that was not done, registers the
+command menus, resumes every stored game and starts the deadline scheduler;
+`stop_services` (the `post_stop` hook, before the HTTP client closes) stops the scheduler,
+publishes pending table edits and closes the database.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from bot.kit import Kit
 from bot.play import Rooms
 from bot.telegram import bot_username
 from bot.telegram.handlers import ROOMS_KEY, register
+from bot.telegram.polling import PollingWatch
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from engine import COMPILED
-from storage import Database, utcnow
+from storage import QUICK_CHECK_SECONDS, Database, check_database, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ GROUP_COMMANDS = (
 )
 PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "rules", "leave", "cancel", "help")
 SCHEDULER_KEY = "scheduler"
+DATABASE_KEY = "database"  # the open database, from open_database until stop_services
+WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to
 
 
 def build_application(
@@ -74,8 +77,9 @@ def build_application(
     # PTB's default for the bot's calls (a pool of 256 connections), on the shorter path.
     builder = builder.request(request or JsonRequest(connection_pool_size=256))
     # PTB's default for long polling (one connection), reading taps without their keyboards.
+    watch = PollingWatch(settings.bot_api_host)
     builder = builder.get_updates_request(
-        get_updates_request or UpdatesRequest(connection_pool_size=1)
+        get_updates_request or UpdatesRequest(connection_pool_size=1, watch=watch)
     )
     if rate_limiter:
         # Throttles to Telegram's limits. No retries: while the limiter waits out one 429 it
@@ -86,15 +90,36 @@ def build_application(
     application.bot_data["clock"] = clock
     application.bot_data["seeds"] = seeds or (lambda: None)
     application.bot_data["translator"] = translator or Translator(default=settings.default_language)
+    application.bot_data[WATCH_KEY] = watch
     register(application)
     return application
 
 
-async def start_services(application: Application) -> None:  # type: ignore[type-arg]
-    """Open the database, register commands, resume games, start the deadline scheduler."""
+async def open_database(application: Application) -> Database:  # type: ignore[type-arg]
+    """Check the database file (`check_database`: a damaged one is refused before anything
+    writes to it), then open and migrate it; kept for `start_services`. Raises
+    `storage.DatabaseUnusable` for a file the bot cannot use."""
     settings: Settings = application.bot_data["settings"]
-    tr: Translator = application.bot_data["translator"]
+    db: Database | None = application.bot_data.get(DATABASE_KEY)
+    if db is not None:
+        return db
+    if not await check_database(settings.database_url, time_limit=QUICK_CHECK_SECONDS):
+        logger.warning(
+            "database %s: the quick check stopped after %.0f s (a large file); starting without it",
+            settings.database_url,
+            QUICK_CHECK_SECONDS,
+        )
     db = await Database.open(settings.database_url)
+    application.bot_data[DATABASE_KEY] = db
+    return db
+
+
+async def start_services(application: Application) -> None:  # type: ignore[type-arg]
+    """Open the database (unless `open_database` did), register commands, resume games,
+    start the deadline scheduler."""
+    tr: Translator = application.bot_data["translator"]
+    settings: Settings = application.bot_data["settings"]
+    db = await open_database(application)
     out = Outbox(application.bot)
     kit = Kit(
         db=db,
@@ -109,9 +134,7 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     application.bot_data[ROOMS_KEY] = rooms
     await register_commands(out, tr)
     resumed = await rooms.start()
-    logger.info(
-        "resumed %d games; engine: %s", resumed, "compiled (mypyc)" if COMPILED else "pure Python"
-    )
+    logger.info("resumed %d games", resumed)
     application.bot_data[SCHEDULER_KEY] = asyncio.create_task(rooms.deadlines.run_scheduler())
     gc.freeze()  # start-up objects live forever: keep them out of full collections
 
@@ -125,10 +148,13 @@ async def stop_services(application: Application) -> None:  # type: ignore[type-
         with contextlib.suppress(asyncio.CancelledError):
             await task
     rooms: Rooms | None = application.bot_data.pop(ROOMS_KEY, None)
+    db: Database | None = application.bot_data.pop(DATABASE_KEY, None)
     if rooms is not None:
         await rooms.close()  # publishes pending table edits
         await rooms.kit.db.close()
         logger.info("stopped: pending edits published, database closed")
+    if db is not None:  # opened for a start that failed later, or the same as rooms'
+        await db.close()
 
 
 async def register_commands(out: Outbox, tr: Translator) -> None:

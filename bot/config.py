@@ -7,6 +7,7 @@ held as a `SecretStr`, so it never shows in a repr, a log line or an error.
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,6 +40,13 @@ class Settings(BaseSettings):
         description="seconds without a tap after which a player's turn comes as a new, "
         "notifying hand message (0: every turn)",
     )
+
+    @property
+    def bot_api_host(self) -> str:
+        """The host (and port) of `bot_api_base_url`, for messages: no path, no credentials."""
+        parts = urlsplit(self.bot_api_base_url)
+        host = parts.hostname or ""
+        return f"{host}:{parts.port}" if parts.port else host
 
     @field_validator("bot_token")
     @classmethod

@@ -7,10 +7,11 @@ async with Database.connect("sqlite:///data/durak.sqlite3") as db:
         record.version = await tx.games.save(record=record, expected_version=record.version)
 """
 
-from storage.database import Database, Transaction
+from storage.database import QUICK_CHECK_SECONDS, Database, Transaction, check_database
 from storage.errors import (
     Conflict,
     DatabaseBusy,
+    DatabaseUnusable,
     InvalidRecord,
     NotFound,
     SchemaTooNew,
@@ -50,12 +51,14 @@ __all__ = [
     "LATEST_VERSION",
     "META_VERSION",
     "OVERALL_SCOPE",
+    "QUICK_CHECK_SECONDS",
     "ChatRepository",
     "ChatSettings",
     "Conflict",
     "Database",
     "DatabaseBusy",
     "DatabaseURL",
+    "DatabaseUnusable",
     "Departure",
     "FinishedGame",
     "GameMeta",
@@ -79,6 +82,7 @@ __all__ = [
     "StorageError",
     "StoredGameError",
     "Transaction",
+    "check_database",
     "parse_database_url",
     "utcnow",
 ]

@@ -19,7 +19,8 @@ from typing import Any, ClassVar, TypeVar, cast
 
 import aiosqlite
 
-from storage.errors import Conflict, DatabaseBusy, InvalidRecord, StorageError
+from storage.errors import Conflict, DatabaseBusy, DatabaseUnusable, InvalidRecord, StorageError
+from storage.sqlite_files import database_file, quick_check, unusable
 from storage.url import DatabaseURL
 
 Row = dict[str, Any]
@@ -117,16 +118,16 @@ def _is_query(sql: str) -> bool:
     return sql.lstrip()[:6].upper() == "SELECT"
 
 
-def _translated_from(error: BaseException) -> BaseException:
+def _translated_from(error: BaseException, file: str) -> BaseException:
     """The error to raise for ``error``: its storage error (caused by it), or itself."""
-    translated = _translate(error) if isinstance(error, sqlite3.Error) else None
+    translated = _translate(error, file) if isinstance(error, sqlite3.Error) else None
     if translated is None:
         return error
     translated.__cause__ = error
     return translated
 
 
-def _translate(error: sqlite3.Error) -> StorageError | None:
+def _translate(error: sqlite3.Error, file: str) -> StorageError | None:
     message = str(error)
     if isinstance(error, sqlite3.IntegrityError):
         if "UNIQUE" in message or "PRIMARY KEY" in message:
@@ -134,7 +135,7 @@ def _translate(error: sqlite3.Error) -> StorageError | None:
         return InvalidRecord(message)
     if _is_busy(error):
         return DatabaseBusy(message)
-    return None
+    return unusable(error, file)
 
 
 class _Driver(ABC):
@@ -292,17 +293,42 @@ class SqliteBackend(Backend):
     def __init__(self, driver: _Driver, url: DatabaseURL) -> None:
         self._driver = driver
         self._url = url
+        self._file = database_file(url)
         self._pending_begin: str | None = None
 
     @classmethod
+    async def check(cls, url: DatabaseURL, *, time_limit: float) -> bool:
+        """A quick check of the file before anything opens it for writing (see
+        `sqlite_files.quick_check`): True if it is sound or does not exist yet, False if time
+        ran out; raises `DatabaseUnusable`. Runs on a thread of its own."""
+        if url.in_memory:
+            return True
+        return await asyncio.to_thread(quick_check, database_file(url), time_limit)
+
+    @classmethod
     async def open(cls, url: DatabaseURL) -> SqliteBackend:
+        file = database_file(url)
         if not url.in_memory:
-            Path(url.path).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(url.path).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise DatabaseUnusable(
+                    f"database file {file}: its folder {folder} cannot be made "
+                    f"({error.strerror}): create it, writable for the bot",
+                    where=file,
+                ) from error
         driver: _Driver
-        if url.executor == "inline":
-            driver = await _InlineDriver.connect(url)
-        else:
-            driver = await _AiosqliteDriver.connect(url)
+        try:
+            if url.executor == "inline":
+                driver = await _InlineDriver.connect(url)
+            else:
+                driver = await _AiosqliteDriver.connect(url)
+        except sqlite3.Error as error:
+            refused = unusable(error, file)
+            if refused is None:
+                raise
+            raise refused from error
         backend = cls(driver, url)
         try:
             # Switching a new file to WAL needs an exclusive lock, which SQLite does not wait
@@ -330,7 +356,7 @@ class SqliteBackend(Backend):
         try:
             return await work
         except sqlite3.Error as error:
-            translated = _translate(error)
+            translated = _translate(error, self._file)
             if translated is None:
                 raise
             raise translated from error
@@ -428,12 +454,12 @@ class SqliteBackend(Backend):
             error, rows = await self._driver.begin_and_fetchall(begin, sql, params)
         except sqlite3.Error as query_error:
             self._pending_begin = None  # the BEGIN went through: the transaction is open
-            translated = _translate(query_error)
+            translated = _translate(query_error, self._file)
             if translated is None:
                 raise
             raise translated from query_error
         if error is not None:
-            raise _translated_from(error)
+            raise _translated_from(error, self._file)
         self._pending_begin = None
         return rows
 

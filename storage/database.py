@@ -23,6 +23,23 @@ from storage.url import DatabaseURL, parse_database_url
 logger = logging.getLogger(__name__)
 
 
+QUICK_CHECK_SECONDS = 10.0
+"""How long the start-up check of a database may take before it is cut short."""
+
+
+async def check_database(
+    url: str | DatabaseURL, *, time_limit: float = QUICK_CHECK_SECONDS
+) -> bool:
+    """Check the database before anything writes to it (SQLite: ``PRAGMA quick_check`` on a
+    read-only connection). Raises `DatabaseUnusable` (one line naming the file, the cause and
+    what to do) for a damaged file, one that is not a database, or one that cannot be read.
+    Returns True if the whole database was checked (or there is none yet), False if the
+    check ran out of ``time_limit`` seconds first (a very large file: it was not finished).
+    """
+    parsed = parse_database_url(url) if isinstance(url, str) else url
+    return await SqliteBackend.check(parsed, time_limit=time_limit)
+
+
 class Transaction:
     """Repositories bound to one open transaction (a unit of work).
 
@@ -54,7 +71,9 @@ class Database:
     """One database, reached through one connection; transactions run one at a time.
 
     ``await Database.open(url)`` or ``async with Database.connect(url) as db``. Opening applies
-    any pending migrations (raising `SchemaTooNew` if the database is ahead of this code).
+    any pending migrations (raising `SchemaTooNew` if the database is ahead of this code) and
+    raises `DatabaseUnusable` for a file it cannot use (not a database, damaged, read-only).
+    It does not check the whole file first: `check_database` does, before opening.
     """
 
     def __init__(self, backend: Backend, url: DatabaseURL) -> None:

@@ -27,7 +27,17 @@ class DatabaseBusy(StorageError):
     """Another process held the write lock for longer than the busy timeout."""
 
 
-class SchemaTooNew(StorageError):
+class DatabaseUnusable(StorageError):
+    """The database cannot be used as it is: damaged, not a database, not writable, written
+    by a newer release. The message is one line naming the file, the cause and what to do;
+    the bot does not start on such a database."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        self.where = where
+        super().__init__(message)
+
+
+class SchemaTooNew(DatabaseUnusable):
     """The database was migrated by a newer version of the code than this one."""
 
     def __init__(self, *, found: int, known: int, where: str) -> None:
@@ -36,7 +46,8 @@ class SchemaTooNew(StorageError):
         super().__init__(
             f"database {where} has schema version {found}, but this code only knows migrations "
             f"up to version {known}; it was written by a newer release. Upgrade the bot (or "
-            f"restore a backup) instead of running this version against it; nothing was changed."
+            f"restore a backup) instead of running this version against it; nothing was changed.",
+            where=where,
         )
 
 

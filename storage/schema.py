@@ -77,7 +77,8 @@ async def migrate(
     """Bring the database up to ``target`` (default: the newest migration); return its version.
 
     Safe to run from several processes at once: each step re-reads the version after taking the
-    write lock. Raises `SchemaTooNew` if the database is ahead of ``migrations``.
+    write lock. Raises `SchemaTooNew` if the database is ahead of ``migrations``, and
+    `DatabaseUnusable` if it cannot be written.
     """
     steps = list(MIGRATIONS if migrations is None else migrations)
     check_numbering(steps)
@@ -93,6 +94,9 @@ async def migrate(
             if version > known:
                 raise SchemaTooNew(found=version, known=known, where=backend.where)
             if version >= goal:
+                # A read-only file opens and reads without complaint and would refuse only
+                # the first save: a write that changes nothing finds out now.
+                await backend.execute("DELETE FROM schema_version WHERE version < 0")
                 await backend.commit()
                 return version
             step = steps[version]

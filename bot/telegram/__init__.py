@@ -14,8 +14,13 @@ is used, and where:
   past `Bot._post` still go through the bot's rate limiter.
 - `Bot._bot_user` (`bot_username`): whether `Bot.initialize` already fetched the bot's own
   user, so that start-up does not ask Telegram twice.
+- The waits of PTB's polling loop after an error (`telegram.ext._utils.networkloop`: 1 s,
+  then 1.5 times as long each time, at most 30 s; none after a timeout), which
+  `polling.PollingWatch` repeats in its log lines, and which errors that loop hands to
+  `Updater.start_polling`'s `error_callback` (every `TelegramError` but a timeout or a 429).
 
-`handlers` maps updates to the rooms of `bot.play` with PTB's public API only.
+`handlers` maps updates to the rooms of `bot.play` with PTB's public API only; `polling`
+says in the log what long polling's connection to the Bot API does.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ updates (with orjson) without what the bot never reads: of the message a button 
 on, it keeps the chat, the id and the date. Every tap's update carries that message whole,
 text, formatting and keyboard, and PTB makes an object of every entity and every button (a
 hand of 20 cards: some 400 attribute sets) only for the bot to look at the message's chat
-and id. Reading a tap's update took about 410 µs whole and 200 µs so.
+and id. Reading a tap's update took about 410 µs whole and 200 µs so. It also tells the
+`PollingWatch` of `bot.telegram.polling` of each poll answered or timed out, for the log.
 
 Timeouts and the mapping of httpx's errors are PTB's; `tests/bot/test_request.py` checks them
 against `HTTPXRequest` itself, so that a new PTB release cannot make the two drift apart.
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -56,6 +58,8 @@ from telegram.request._requestparameter import RequestParameter
 
 if TYPE_CHECKING:
     from telegram._utils.types import JSONDict, ODVInput
+
+    from bot.telegram.polling import PollingWatch
 
 _MAX_URLS = 256
 """Parsed URLs kept: one per Bot API method called, far fewer in practice."""
@@ -244,9 +248,44 @@ class JsonRequest(HTTPXRequest):
 
 class UpdatesRequest(HTTPXRequest):
     """`HTTPXRequest` for `getUpdates` that keeps of a tapped message only what the bot reads
-    (see the module). Everything else in an update reaches PTB as Telegram sent it."""
+    (see the module). Everything else in an update reaches PTB as Telegram sent it.
 
-    __slots__ = ()
+    With a ``watch``, it tells it of every poll that timed out and every poll answered (see
+    `bot.telegram.polling`)."""
+
+    __slots__ = ("_watch",)
+
+    def __init__(self, *, watch: PollingWatch | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._watch = watch
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        try:
+            answer = await super().do_request(
+                url,
+                method,
+                request_data,
+                read_timeout,
+                write_timeout,
+                connect_timeout,
+                pool_timeout,
+            )
+        except TimedOut as error:
+            if self._watch is not None:
+                self._watch.timed_out(error)
+            raise
+        if self._watch is not None and answer[0] == HTTPStatus.OK:
+            self._watch.answered()
+        return answer
 
     @staticmethod
     def parse_json_payload(payload: bytes) -> JSONDict:

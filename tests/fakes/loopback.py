@@ -4,7 +4,8 @@
 (keep-alive, Content-Length bodies: what httpx sends) on 127.0.0.1, so that `python -m bot`
 can be pointed at it with `BOT_API_BASE_URL`. Every request is handed to the fake as if it
 were addressed to api.telegram.org. Tests wait for what they expect with `wait_for`, which
-wakes on every answered request: no sleeping.
+wakes on every answered request: no sleeping. `cut` and `restore` lose and give back the
+network: while cut, every connection is dropped unanswered.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class LoopbackBotAPI:
         self._answered = asyncio.Condition()
         self._connections: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.is_cut = False
+        self.dropped = 0  # connections dropped unanswered while the network was cut
 
     @property
     def base_url(self) -> str:
@@ -55,6 +58,16 @@ class LoopbackBotAPI:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
 
+    def cut(self) -> None:
+        """Lose the network: open connections are dropped (a request waiting on one, a long
+        poll, gets no answer) and so is every new one, until `restore`."""
+        self.is_cut = True
+        for writer in list(self._connections):
+            writer.close()
+
+    def restore(self) -> None:
+        self.is_cut = False
+
     async def wait_for(self, condition: Callable[[], bool]) -> None:
         """Return once `condition()` holds, checked after every answered request (at most
         `WAIT` seconds: a bot that never gets there fails the test instead of hanging it)."""
@@ -67,6 +80,11 @@ class LoopbackBotAPI:
         assert task is not None
         self._tasks.add(task)  # a long poll may still wait in the fake when the test ends
         try:
+            if self.is_cut:
+                self.dropped += 1
+                async with self._answered:
+                    self._answered.notify_all()
+                return
             while request := await self._read_request(reader):
                 try:
                     response = await self.fake._handle(request)
@@ -74,6 +92,8 @@ class LoopbackBotAPI:
                     break  # an injected timeout: the connection just goes quiet
                 except Exception as exc:  # a bug in the fake: an answer, not a silent hang
                     response = httpx.Response(500, json={"ok": False, "description": repr(exc)})
+                if writer.is_closing():  # dropped by `cut` meanwhile: lost on the way back
+                    break
                 body = response.content
                 head = (
                     f"HTTP/1.1 {response.status_code} {response.reason_phrase}\r\n"

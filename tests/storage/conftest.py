@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import contextlib
+import os
+import subprocess
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -34,6 +37,29 @@ def db_url(db_path: Path, executor: str) -> str:
 async def db(db_url: str) -> AsyncIterator[Database]:
     async with Database.connect(db_url) as database:
         yield database
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make ``path`` a file this process may not write, for the block: chmod 444, or, as
+    root (whom permissions do not stop), the immutable attribute (skips where chattr fails)."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(
+            "running as root, whom file permissions do not stop, and chattr +i (which stops "
+            f"root too) failed here: {made.stderr.decode().strip()}"
+        )
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
 def seats(*user_ids: int) -> list[Seat]:

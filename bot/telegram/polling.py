@@ -1,0 +1,105 @@
+"""What the log says of long polling's connection to the Bot API.
+
+A network outage is one warning when a poll first fails, at most one line per failed poll
+after it (with the wait before the next one), and one line when a poll is answered again. It
+is not an update error: it never reaches the error handler (`handlers.on_error`), so it is
+neither logged with a traceback nor reported to the operator chat.
+
+Fed from two places: python-telegram-bot's polling loop hands every error of `getUpdates`
+but a timeout to the `error_callback` of `Updater.start_polling` (`polling_errors`, which
+passes the network errors to `failed` and any other to the error handler, as `run_polling`
+does); `UpdatesRequest` tells of each timeout, which the loop retries at once without a word
+(`timed_out`), and of each answer (`answered`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from telegram.error import NetworkError, TelegramError
+from telegram.ext import Application
+
+logger = logging.getLogger(__name__)
+
+# python-telegram-bot's polling loop (`telegram.ext._utils.networkloop`, 22.x) waits 1 s
+# after a network error, then 1.5 times as long after each further one, at most 30 s; after a
+# timeout or an answer it starts again from no wait.
+FIRST_WAIT = 1.0
+WAIT_FACTOR = 1.5
+LONGEST_WAIT = 30.0
+
+
+class PollingWatch:
+    """The state of the connection as long polling sees it: up, or down since when."""
+
+    def __init__(self, where: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.where = where  # the Bot API's host, as the log names it
+        self._clock = clock
+        self._since: float | None = None
+        self._failures = 0
+        self._wait = 0.0
+
+    @property
+    def down(self) -> bool:
+        return self._since is not None
+
+    def failed(self, error: TelegramError) -> None:
+        """A poll failed on a network error; the loop waits before the next."""
+        self._wait = FIRST_WAIT if self._wait == 0 else min(LONGEST_WAIT, self._wait * WAIT_FACTOR)
+        self._note(error, f"polling again in {self._wait:.1f} s")
+
+    def timed_out(self, error: TelegramError) -> None:
+        """A poll timed out; the loop polls again at once."""
+        self._wait = 0.0
+        self._note(error, "polling again now")
+
+    def answered(self) -> None:
+        """The Bot API answered a poll."""
+        self._wait = 0.0
+        if self._since is None:
+            return
+        logger.info(
+            "the connection to the Bot API (%s) is back after %.0f s and %d failed polls",
+            self.where,
+            self._clock() - self._since,
+            self._failures,
+        )
+        self._since = None
+        self._failures = 0
+
+    def _note(self, error: TelegramError, then: str) -> None:
+        self._failures += 1
+        what = str(error).rstrip(": .")  # "httpx.ReadError: ": httpx had nothing to say
+        if self._since is None:
+            self._since = self._clock()
+            logger.warning(
+                "lost the connection to the Bot API (%s): %s; %s", self.where, what, then
+            )
+            return
+        logger.info(
+            "still no connection to the Bot API (%s), %d failed polls in %.0f s: %s; %s",
+            self.where,
+            self._failures,
+            self._clock() - self._since,
+            what,
+            then,
+        )
+
+
+def polling_errors(
+    application: Application,  # type: ignore[type-arg]
+    watch: PollingWatch,
+) -> Callable[[TelegramError], None]:
+    """The `error_callback` for `Updater.start_polling`: network errors to ``watch``, any
+    other error (a 409 Conflict: another process polls with this token) to the error
+    handlers, with no update, as `Application.run_polling` passes them all."""
+
+    def callback(error: TelegramError) -> None:
+        if isinstance(error, NetworkError):
+            watch.failed(error)
+        else:
+            application.create_task(application.process_error(update=None, error=error))
+
+    return callback
