@@ -735,6 +735,8 @@ async def test_a_private_chat_takes_a_burst_then_about_one_a_second(
         await bot.send_message(alice.id, "still too soon")
     clock.now += 2.0
     await bot.send_message(alice.id, "now")  # ... three seconds after the burst began
+    assert fake.flood is not None
+    assert fake.flood.over == {"private": 2}  # which limit each refusal met
 
 
 async def test_a_group_takes_twenty_a_minute_and_edits_count(fake: FakeTelegram, bot: Bot) -> None:
@@ -764,6 +766,8 @@ async def test_the_bot_takes_thirty_a_second_over_all_chats(fake: FakeTelegram, 
         await bot.send_message(users[30].id, "the 31st in a second")
     clock.now += 1.0
     await bot.send_message(users[30].id, "the next second")
+    assert fake.flood is not None
+    assert fake.flood.over == {"bot": 1}  # not the private chat's own limit
 
 
 async def test_a_message_records_whether_it_notified(fake: FakeTelegram, bot: Bot) -> None:
