@@ -603,15 +603,16 @@ def report(r: Result) -> None:
 def summary(results: Sequence[Result]) -> None:
     print()
     print(
-        "| bot-wide | games | handover p50 / p95 | answer p95 | table lag p95 | watchers p95 "
-        "| sends/action | 429s | notifying/turn | targets | graceful |"
+        "| bot-wide | games | taps/s | handover p50 / p95 | answer p95 | table lag p95 "
+        "| watchers p95 | sends/action | 429s | notifying/turn | targets | graceful |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         notifying = (r.notified[0] + r.notified[1]) / max(r.turns, 1)
         print(
-            f"| {r.ceiling}/s | {r.games} | {secs(p(r.handover, 50))} / "
-            f"{secs(p(r.handover, 95))} | {p(r.answers, 95) * 1000:.0f} ms | "
+            f"| {r.ceiling}/s | {r.games} | {r.taps / r.measured:.1f} | "
+            f"{secs(p(r.handover, 50))} / {secs(p(r.handover, 95))} | "
+            f"{p(r.answers, 95) * 1000:.0f} ms | "
             f"{secs(p(r.tables, 95))} | {secs(p(r.watchers, 95))} | "
             f"{r.sends / max(r.taps, 1):.2f} | {r.refused} | {notifying:.3f} | "
             f"{'hold' if r.targets else 'missed'} | {'yes' if r.graceful else 'no'} |"
@@ -633,7 +634,7 @@ def upto(runs: Sequence[Result], holds: Callable[[Result], bool]) -> str:
             break
         best = r.games
     counts = ", ".join(str(r.games) for r in runs)
-    return f"{best} games" if best is not None else f"none of the counts run ({counts}) games"
+    return f"{best} games" if best is not None else f"none of the game counts run ({counts})"
 
 
 def numbers(text: str) -> list[int]:
