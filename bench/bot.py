@@ -46,6 +46,8 @@ Targets (issue): >= 500 updates/s, p99 < 50 ms, <= 4 Bot API calls per player ac
 in 4-player games.
 
 Run: `python bench/bot.py [--games N] [--players P] [--seed S] [--rate R] [--mistakes M]`.
+`python bench/bot.py --human ...` is another benchmark: players at human pace under Telegram's
+flood limits, latencies a person notices (see bench/human.py).
 The defaults make about 37,000 taps (~185 per 4-player game): at 500 updates/s the play phase
 takes about 75 s; a slower bot takes proportionally longer (`--games 50` for a quick look).
 """
@@ -430,6 +432,11 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
 
 
 def main() -> None:
+    if "--human" in sys.argv[1:]:  # at human pace, under Telegram's limits: bench/human.py
+        from bench.human import main as human
+
+        human([arg for arg in sys.argv[1:] if arg != "--human"])
+        return
     parser = argparse.ArgumentParser(description="Whole-bot benchmark against the fake Bot API.")
     parser.add_argument("--games", type=int, default=200, help="games played at once")
     parser.add_argument("--players", type=int, default=4, help="players per game (2-6)")

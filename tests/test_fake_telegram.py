@@ -39,7 +39,7 @@ from telegram.ext import (
 )
 
 from tests.fakes.html import parse_html
-from tests.fakes.telegram import BOT_USERNAME, Button, FakeTelegram, Limits, Window
+from tests.fakes.telegram import BOT_USERNAME, Button, FakeMessage, FakeTelegram, Limits, Window
 from tests.fakes.telegram.methods import METHODS
 
 AnyApp = Application[Any, Any, Any, Any, Any, Any]
@@ -234,6 +234,42 @@ async def test_a_message_deleted_by_someone_can_not_be_edited(fake: FakeTelegram
     assert fake.messages(group.id, include_deleted=True)[0].deleted
     with pytest.raises(BadRequest, match=r"(?i)message to edit not found"):
         await bot.edit_message_text("x", chat_id=group.id, message_id=sent.message_id)
+
+
+async def test_a_watcher_sees_each_change_of_a_message_as_it_is_made(
+    fake: FakeTelegram, bot: Bot
+) -> None:
+    clock = Seconds()
+    fake.enforce(Limits(private=Window(3, 60.0)), clock)
+    alice = fake.user(1, "Alice")
+    alice.start_private()
+    group = fake.group(-1001, "Club")
+    seen: list[tuple[int, int, str, str, list[str]]] = []
+
+    def watcher(message: FakeMessage, change: str) -> None:
+        seen.append(
+            (message.chat_id, message.message_id, change, message.text, message.button_texts)
+        )
+
+    stop = fake.watch(watcher)
+    hand = await bot.send_message(alice.id, "your hand", reply_markup=keyboard([("7♠", "c7")]))
+    turn = keyboard([("8♠", "c8")])
+    await bot.edit_message_text("your turn", alice.id, hand.message_id, reply_markup=turn)
+    with pytest.raises(BadRequest, match=r"(?i)message is not modified"):  # nothing changed
+        await bot.edit_message_text("your turn", alice.id, hand.message_id, reply_markup=turn)
+    with pytest.raises(RetryAfter):  # refused: nothing new to see
+        await bot.edit_message_text("too soon", alice.id, hand.message_id)
+    alice.send(group, "hello")  # someone's message is stored too
+    clock.now += 60
+    await bot.delete_message(alice.id, hand.message_id)
+    stop()
+    await bot.send_message(group.id, "not watched any more")
+    assert seen == [
+        (alice.id, hand.message_id, "new", "your hand", ["7♠"]),
+        (alice.id, hand.message_id, "edited", "your turn", ["8♠"]),  # as it is after the edit
+        (group.id, 1, "new", "hello", []),
+        (alice.id, hand.message_id, "deleted", "your turn", ["8♠"]),
+    ]
 
 
 async def test_user_messages_can_not_be_edited(fake: FakeTelegram, bot: Bot) -> None:
@@ -699,6 +735,8 @@ async def test_a_private_chat_takes_a_burst_then_about_one_a_second(
         await bot.send_message(alice.id, "still too soon")
     clock.now += 2.0
     await bot.send_message(alice.id, "now")  # ... three seconds after the burst began
+    assert fake.flood is not None
+    assert fake.flood.over == {"private": 2}  # which limit each refusal met
 
 
 async def test_a_group_takes_twenty_a_minute_and_edits_count(fake: FakeTelegram, bot: Bot) -> None:
@@ -728,6 +766,8 @@ async def test_the_bot_takes_thirty_a_second_over_all_chats(fake: FakeTelegram, 
         await bot.send_message(users[30].id, "the 31st in a second")
     clock.now += 1.0
     await bot.send_message(users[30].id, "the next second")
+    assert fake.flood is not None
+    assert fake.flood.over == {"bot": 1}  # not the private chat's own limit
 
 
 async def test_a_message_records_whether_it_notified(fake: FakeTelegram, bot: Bot) -> None:

@@ -35,7 +35,8 @@ The modules, from the wire inwards (each builds on the next):
   ``deleteWebhook``), each refusing what Telegram refuses.
 - `state`: what the fake keeps (chats and members, messages as `FakeMessage` with their
   `Button`s, `CallbackAnswer`s, command menus, pending updates, the log of each `Call`) and
-  what tests read of it (``messages``, ``last_message``, ``answer_for``, ``calls_for``...).
+  what tests read of it (``messages``, ``last_message``, ``answer_for``, ``calls_for``...,
+  ``watch``: a callback on each change of a message).
 - `scenarios`: simulated people, `FakeUser` and `FakeGroup` (commands, taps, blocking the
   bot, joining, leaving, kicks, migration), which make the updates Telegram would send.
 """

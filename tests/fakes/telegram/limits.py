@@ -4,13 +4,14 @@ Telegram asks bots to send at most about one message a second into one chat (sho
 allowed), 20 a minute into one group, and about 30 a second over all chats; edits count
 the same as new messages, answers to button taps not at all. Past that it answers 429 with
 `retry_after`. Each limit here is a sliding window: at most `count` calls in any `seconds`.
-A refused call does not count.
+A refused call does not count. `FloodControl.over` counts the refusals by the limit they
+met ("private", "group", "bot"; a call over two counts for both).
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -39,6 +40,7 @@ class FloodControl:
         self.limits = limits
         self.clock = clock
         self._calls: dict[int | None, deque[float]] = {}  # chat id (None: the bot) -> times
+        self.over: Counter[str] = Counter()  # refusals by the limit met
 
     def retry_after(self, chat_id: int) -> int | None:
         """None if a call to `chat_id` may go now (it is counted); else the whole seconds
@@ -47,6 +49,11 @@ class FloodControl:
         chat = self.limits.private if chat_id > 0 else self.limits.group
         waits = [self._wait(chat_id, chat, now), self._wait(None, self.limits.bot, now)]
         if any(wait is not None for wait in waits):
+            for limit, wait in zip(
+                ("private" if chat_id > 0 else "group", "bot"), waits, strict=True
+            ):
+                if wait is not None:
+                    self.over[limit] += 1
             return max(1, math.ceil(max(wait or 0.0 for wait in waits)))
         self._calls.setdefault(chat_id, deque()).append(now)
         self._calls.setdefault(None, deque()).append(now)

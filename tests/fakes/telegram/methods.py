@@ -298,6 +298,7 @@ class BotApiMethods(FakeState):
         msg.text, msg.html, msg.parse_mode, msg.entities = plain, source, parse_mode, entities
         msg.reply_markup = markup
         msg.edit_date = self.clock()
+        self._changed(msg, "edited")
         return self._message_dict(msg)
 
     def _api_editMessageText(self, params: JSON) -> JSON:
@@ -321,6 +322,7 @@ class BotApiMethods(FakeState):
         if not msg.from_bot:
             raise ApiError(400, "Bad Request: message can't be deleted")
         msg.deleted = True
+        self._changed(msg, "deleted")
         return True
 
     def _api_answerCallbackQuery(self, params: JSON) -> bool:

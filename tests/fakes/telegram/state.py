@@ -2,7 +2,8 @@
 callback queries and their answers, command menus, pending updates and the call log.
 
 `FakeState` holds all of it, with the inspection methods tests use (``messages``,
-``last_message``, ``answer_for``, ``calls_for``, ``commands``...) and the JSON Telegram shows
+``last_message``, ``answer_for``, ``calls_for``, ``commands``..., and ``watch``, which calls
+back on every new, edited or deleted message) and the JSON Telegram shows
 of what it keeps (a message, a chat member, a ``my_chat_member`` change). The Bot API methods
 (`methods`) change it; the simulated people (`scenarios`) add their messages and taps to it.
 """
@@ -16,11 +17,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from tests.fakes.telegram.scenarios import FakeGroup, FakeUser, user_ref
 
 JSON = dict[str, Any]
+Change = Literal["new", "edited", "deleted"]
+"""What happened to a stored message (`FakeState.watch`)."""
 
 TOKEN = "123:TEST"
 BOT_USERNAME = "durak_test_bot"
@@ -152,6 +155,7 @@ class FakeState:
         self._pending_updates: list[JSON] = []
         self._updates_event = asyncio.Event()
         self._commands: dict[tuple[str, str], list[JSON]] = {}
+        self._watchers: list[Callable[[FakeMessage, Change], None]] = []
 
     @property
     def bot_user(self) -> JSON:
@@ -243,6 +247,19 @@ class FakeState:
 
     # -- inspection
 
+    def watch(self, watcher: Callable[[FakeMessage, Change], None]) -> Callable[[], None]:
+        """Call `watcher(message, change)` whenever a message is stored ("new": the bot's or
+        someone's), edited or deleted, right after the change, with the live message (its
+        text and keyboard as they are now); a refused call changes nothing and calls nothing.
+        Returns the function that stops the watching. (The bot benchmark's simulated players
+        see their hands change this way, at the moment Telegram would show it.)"""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher)
+
+    def _changed(self, msg: FakeMessage, change: Change) -> None:
+        for watcher in list(self._watchers):
+            watcher(msg, change)
+
     def _method_name(self, method: str) -> str:
         """A method's name as the call log keeps it: as the fake spells it if it answers the
         method (Telegram's method names are case-insensitive), else as given."""
@@ -310,7 +327,9 @@ class FakeState:
     def delete_by_user(self, chat_id: int, message_id: int) -> None:
         """Someone (an admin of the group, or the user in a private chat) deletes a message:
         later edits of it fail with "message to edit not found"."""
-        self._get_message(chat_id, message_id).deleted = True
+        msg = self._get_message(chat_id, message_id)
+        msg.deleted = True
+        self._changed(msg, "deleted")
 
     # -- storage helpers
 
@@ -347,6 +366,7 @@ class FakeState:
             notified=notified,
         )
         self._messages.setdefault(chat_id, []).append(msg)
+        self._changed(msg, "new")
         return msg
 
     def _get_message(self, chat_id: int, message_id: int) -> FakeMessage:
