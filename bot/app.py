@@ -43,9 +43,20 @@ GROUP_COMMANDS = (
     "cancel",
     "settings",
     "kick",
+    "howto",
     "help",
 )
-PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "rules", "leave", "cancel", "help")
+PRIVATE_COMMANDS = (
+    "start",
+    "practice",
+    "howto",
+    "stats",
+    "hand",
+    "rules",
+    "leave",
+    "cancel",
+    "help",
+)
 SCHEDULER_KEY = "scheduler"
 
 

@@ -8,6 +8,7 @@ on an old keyboard is recognised as stale and changes nothing:
                              X exchange trump, D redeal, R resign (confirmed), r refresh
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
                              (without a level: show the levels), r redraw
+    H                        /help's "How to play": the rules in force in the message's chat
     a<game>                  play again (a new lobby with the same players)
     S<option>                /settings menu: step an option (the chat is the message's)
     k<game>.<user>           /kick confirmed by an admin
@@ -93,6 +94,14 @@ class SettingsData:
 
 
 @dataclass(frozen=True, slots=True)
+class HowtoData:
+    """/help's "How to play" button: which chat it answers for is the message's."""
+
+
+_HOWTO: Final = "H"
+
+
+@dataclass(frozen=True, slots=True)
 class KickData:
     game_id: int
     user_id: int
@@ -117,7 +126,16 @@ def encode_practice(opponents: int, level: str) -> str:
     return f"P{opponents}{level[0]}"
 
 
-CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData | LeaveData | PracticeData
+CallbackData = (
+    MoveData
+    | LobbyData
+    | AgainData
+    | SettingsData
+    | KickData
+    | LeaveData
+    | PracticeData
+    | HowtoData
+)
 
 _SIMPLE: Final[dict[str, Action]] = {
     "T": Take(),
@@ -169,6 +187,10 @@ def encode_again(game_id: int) -> str:
     return f"a{game_id}"
 
 
+def encode_howto() -> str:
+    return _HOWTO
+
+
 def encode_kick(game_id: int, user_id: int) -> str:
     return f"k{game_id}.{user_id}"
 
@@ -218,6 +240,8 @@ def decode(data: str | None) -> CallbackData:
         return LobbyData(int(m[1]), _LOBBY_OPS[m[2]], m[3])
     if m := _AGAIN.fullmatch(data):
         return AgainData(int(m[1]))
+    if data == _HOWTO:
+        return HowtoData()
     if m := _SETTINGS.fullmatch(data):
         return SettingsData(m[1])
     if m := _PRACTICE.fullmatch(data):
