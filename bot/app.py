@@ -44,9 +44,20 @@ GROUP_COMMANDS = (
     "cancel",
     "settings",
     "kick",
+    "howto",
     "help",
 )
-PRIVATE_COMMANDS = ("start", "practice", "stats", "hand", "rules", "leave", "cancel", "help")
+PRIVATE_COMMANDS = (
+    "start",
+    "practice",
+    "howto",
+    "stats",
+    "hand",
+    "rules",
+    "leave",
+    "cancel",
+    "help",
+)
 SCHEDULER_KEY = "scheduler"
 DATABASE_KEY = "database"  # the open database, from open_database until stop_services
 WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to

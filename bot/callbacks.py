@@ -8,6 +8,7 @@ on an old keyboard is recognised as stale and changes nothing:
                              X exchange trump, D redeal, R resign (confirmed), r refresh
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
                              (without a level: show the levels), r redraw
+    H                        /help's "How to play": the rules in force in the message's chat
     a<game>                  play again (a new lobby with the same players)
     S<option>[<value>]       /settings menu: step an option (the chat is the message's),
                              or choose a value: l<language> (Slru), in the private menu
@@ -100,6 +101,14 @@ class SettingsData:
 
 
 @dataclass(frozen=True, slots=True)
+class HowtoData:
+    """/help's "How to play" button: which chat it answers for is the message's."""
+
+
+_HOWTO: Final = "H"
+
+
+@dataclass(frozen=True, slots=True)
 class KickData:
     game_id: int
     user_id: int
@@ -124,7 +133,16 @@ def encode_practice(opponents: int, level: str) -> str:
     return f"P{opponents}{level[0]}"
 
 
-CallbackData = MoveData | LobbyData | AgainData | SettingsData | KickData | LeaveData | PracticeData
+CallbackData = (
+    MoveData
+    | LobbyData
+    | AgainData
+    | SettingsData
+    | KickData
+    | LeaveData
+    | PracticeData
+    | HowtoData
+)
 
 _SIMPLE: Final[dict[str, Action]] = {
     "T": Take(),
@@ -181,6 +199,10 @@ def encode_settings(option: str, value: str = "") -> str:
     return f"S{option}{value}"
 
 
+def encode_howto() -> str:
+    return _HOWTO
+
+
 def encode_kick(game_id: int, user_id: int) -> str:
     return f"k{game_id}.{user_id}"
 
@@ -230,6 +252,8 @@ def decode(data: str | None) -> CallbackData:
         return LobbyData(int(m[1]), _LOBBY_OPS[m[2]], m[3])
     if m := _AGAIN.fullmatch(data):
         return AgainData(int(m[1]))
+    if data == _HOWTO:
+        return HowtoData()
     if m := _SETTINGS.fullmatch(data):
         option, value = m[1], m[2]
         if value and value not in _SETTINGS_CHOICES.get(option, ()):

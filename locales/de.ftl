@@ -98,6 +98,7 @@ button-resign = Ja, ich gebe auf
 button-again = Nochmal spielen
 button-open-hand = Meine Karten
 button-add-to-group = Zu einer Gruppe hinzufügen
+button-howto = So wird gespielt
 
 ## Der Tisch (Gruppe)
 
@@ -200,14 +201,41 @@ result-bouts =
 
 leave-confirm = { $player }, willst du wirklich aufgeben? Dann bist du der Durak.
 leave-confirm-practice = { $player }, willst du dieses Trainingsspiel wirklich aufgeben? Dann bist du der Durak.
-welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe. Um hier gegen den Computer zu spielen, sende /practice.
+welcome = <b>Durak</b>, das russische Kartenspiel, für deine Gruppe. Füge mich einer Gruppe hinzu und sende dort /newgame. Jeder bekommt seine Karten hier als Schaltflächen; der Tisch liegt in der Gruppe. Um hier gegen den Computer zu spielen, sende /practice; /howto erklärt die Regeln.
 private-unknown = Ich verstehe nur Befehle: /help listet sie auf, und /practice startet hier ein Spiel gegen den Computer.
 private-unknown-command = Diesen Befehl kenne ich nicht: /help listet meine auf.
 group-hello = Hallo! Ich leite hier <b>Durak</b>-Partien. Sende /newgame, um eine zu eröffnen: Wer mitspielen will, tippt auf „Mitspielen“, und ich schicke jedem seine Karten privat. /help erklärt den Rest.
 help-text =
     <b>Durak</b>
-    <b>So wird gespielt:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
-    <b>Befehle:</b> /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
+    <b>So läuft es hier:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
+    <b>Befehle:</b> /howto so wird Durak gespielt · /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
+
+## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
+## Eine Zeile pro Thema; die Regeln, wie die Engine sie spielt (docs/rules.md). $low: ein Wert (6, 9, A).
+
+howto-title = So wird Durak gespielt
+howto-title-chat = So wird Durak in { $chat } gespielt
+howto-goal = <b>Ziel:</b> Werde deine Karten los. Wer zuletzt noch Karten hat, ist der Durak, der Dummkopf.
+howto-deal = <b>Karten:</b> { $cards }, von der { $low } bis zum Ass; { $hand } für jeden. Die offene Karte unter dem Stapel bestimmt die Trumpffarbe.
+howto-first-redeal = Wer den niedrigsten Trumpf hat, greift zuerst an (hat niemand einen: neu austeilen).
+howto-first-random = Wer den niedrigsten Trumpf hat, greift zuerst an (hat niemand einen: ein ausgeloster Spieler).
+howto-beat = <b>Was schlägt was:</b> eine höhere Karte derselben Farbe, und jeder Trumpf jede Karte, die kein Trumpf ist. Also schlägt { $higher } die { $lower }; ist { $suit } Trumpf, schlägt { $trump } das { $ace }.
+howto-bout = <b>Eine Runde:</b> Der Angreifer spielt eine Karte gegen seinen linken Nachbarn aus; der schlägt jede Angriffskarte oder nimmt auf.
+howto-throw-in-all = <b>Zuwerfen:</b> Alle außer dem Verteidiger dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
+howto-throw-in-neighbours = <b>Zuwerfen:</b> Die beiden Nachbarn des Verteidigers dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
+howto-throw-in-neighbours_at_5 = <b>Zuwerfen:</b> Alle außer dem Verteidiger (ab 5 Spielern nur seine beiden Nachbarn) dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
+howto-limit = Höchstens { $max } Angriffskarten ({ $first } bis zur ersten Ablage), nie mehr, als der Verteidiger hatte.
+howto-limit-flat = Höchstens { $max } Angriffskarten, nie mehr, als der Verteidiger hatte.
+howto-transfer = <b>Weiterschieben:</b> Bevor er etwas schlägt, darf der Verteidiger stattdessen eine Karte desselben Werts dazulegen; dann verteidigt der nächste Spieler gegen alle Karten (wenn er genug hat).
+howto-show-trump = Den Trumpf dieses Werts nur zu zeigen genügt auch.
+howto-beaten = <b>Abgewehrt:</b> Alles ist geschlagen und niemand wirft mehr zu: Die Karten kommen auf die Ablage, und der Verteidiger greift als Nächster an.
+howto-taken = <b>Aufgenommen:</b> Nach dem letzten Zuwerfen nimmt der Verteidiger alle Karten vom Tisch; der Spieler nach ihm greift als Nächster an.
+howto-draw = Nach jeder Runde ziehen alle auf { $hand } Karten nach, der Angreifer zuerst, der Verteidiger zuletzt.
+howto-exchange = <b>Trumpftausch:</b> Wer den niedrigsten Trumpf (die { $low }) hat, darf ihn gegen den offenen Trumpf tauschen, solange dieser unter dem Stapel liegt.
+howto-redeal = <b>Neu austeilen:</b> Vor der ersten Karte darf ein Spieler mit fünf oder mehr Karten einer Farbe und keinem Trumpf neu austeilen lassen.
+howto-end = <b>Das Ende:</b> Ist der Stapel leer, ist raus, wer keine Karten mehr hat. Gehen die letzten Karten gleichzeitig weg, ist es unentschieden.
+howto-here = <i>Tippe auf eine Karte, um sie zu spielen. /help erklärt die Schaltflächen, /rules zeigt alle Optionen.</i>
+info-above = Steht gleich oben: Ich habe es eben erst geschickt.
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
 
@@ -245,7 +273,8 @@ cmd-rules = Regeln anzeigen
 cmd-hand = Meine Karten erneut schicken
 cmd-leave = Das laufende Spiel aufgeben
 cmd-cancel = Spiel abbrechen (Eröffner oder Admin)
-cmd-help = So wird gespielt
+cmd-help = Schaltflächen und Befehle
+cmd-howto = So wird Durak gespielt
 cmd-start = Unterhaltung mit mir beginnen
 
 ## /settings (Admins der Gruppe; vor dem Start auch der Eröffner der Lobby)

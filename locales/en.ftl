@@ -98,6 +98,7 @@ button-resign = Yes, I give up
 button-again = Play again
 button-open-hand = My cards
 button-add-to-group = Add me to a group
+button-howto = How to play
 
 ## The table (group)
 
@@ -200,14 +201,41 @@ result-bouts =
 
 leave-confirm = { $player }, do you really want to give up? You will be the durak.
 leave-confirm-practice = { $player }, do you really want to give up this practice game? You will be the durak.
-welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group. To play against the computer right here, send /practice.
+welcome = <b>Durak</b>, the Russian card game, for your group. Add me to a group and send /newgame there. Each player gets their cards here, as buttons; the table lives in the group. To play against the computer right here, send /practice; /howto explains the rules.
 private-unknown = I only understand commands: /help lists them, and /practice starts a game against the computer right here.
 private-unknown-command = I don't know that command: /help lists mine.
 group-hello = Hello! I run games of <b>Durak</b> here. Send /newgame to open one: everyone who wants to play taps “Join”, and I send each player their cards in private. /help explains the rest.
 help-text =
     <b>Durak</b>
-    <b>How to play:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (with transfers, Perevodnoy) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
-    <b>Commands:</b> /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
+    <b>How it works here:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (with transfers, Perevodnoy) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
+    <b>Commands:</b> /howto how to play Durak · /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
+
+## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
+## One line per topic; the rules as the engine plays them (docs/rules.md). $low: a rank (6, 9, A).
+
+howto-title = How to play Durak
+howto-title-chat = How to play Durak in { $chat }
+howto-goal = <b>Goal:</b> get rid of your cards. The last player left holding cards is the durak, the fool.
+howto-deal = <b>Cards:</b> { $cards }, { $low } up to ace; { $hand } each. The card face up under the stock names the trump suit.
+howto-first-redeal = Whoever holds the lowest trump attacks first (if nobody does: a new deal).
+howto-first-random = Whoever holds the lowest trump attacks first (if nobody does: a player drawn by lot).
+howto-beat = <b>What beats what:</b> a higher card of the same suit, or any trump over a non-trump. So { $higher } beats { $lower }; with { $suit } trumps, { $trump } beats { $ace }.
+howto-bout = <b>A bout:</b> the attacker plays a card to the player on his left, who covers each attack card or takes.
+howto-throw-in-all = <b>Throwing in:</b> everyone but the defender may add cards of a rank already on the table.
+howto-throw-in-neighbours = <b>Throwing in:</b> the defender's two neighbours may add cards of a rank already on the table.
+howto-throw-in-neighbours_at_5 = <b>Throwing in:</b> everyone but the defender (from 5 players on, only his two neighbours) may add cards of a rank already on the table.
+howto-limit = At most { $max } attack cards ({ $first } until the first discard), never more than the defender had.
+howto-limit-flat = At most { $max } attack cards, never more than the defender had.
+howto-transfer = <b>Transfer:</b> before covering, the defender may add a card of the same rank instead; the next player then defends against all of them (if he has enough cards).
+howto-show-trump = Showing the trump of that rank is enough.
+howto-beaten = <b>Beaten off:</b> all covered and nobody adds more: the cards are discarded, and the defender attacks next.
+howto-taken = <b>Taken:</b> after the last throw-ins the defender picks up the whole table; the player after him attacks next.
+howto-draw = After every bout, everyone draws back up to { $hand } cards, the attacker first, the defender last.
+howto-exchange = <b>Trump swap:</b> the holder of the lowest trump (the { $low }) may swap it for the face-up trump while it lies under the stock.
+howto-redeal = <b>New deal:</b> before the first card, a player with five or more cards of one suit and no trump may ask for one.
+howto-end = <b>The end:</b> once the stock is empty, a player without cards is out. Last cards out together: a draw.
+howto-here = <i>Tap a card to play it. /help explains the buttons, /rules lists every option.</i>
+info-above = It is just above: I posted it a moment ago.
 
 ## Errors (callback toasts: plain text, under 200 characters)
 
@@ -245,7 +273,8 @@ cmd-rules = Show the rules
 cmd-hand = Send my cards again
 cmd-leave = Give up the current game
 cmd-cancel = Cancel the game (opener or admin)
-cmd-help = How to play
+cmd-help = Buttons and commands
+cmd-howto = How to play Durak
 cmd-start = Start talking to me
 
 ## /settings (group admins; the lobby's opener before the game starts)

@@ -1,5 +1,6 @@
 """The bot's features, one room each, and `Rooms`, which builds and wires them.
 
+- `guide.Guide`: /help, /howto, the "How to play" and "Rules" buttons, a newcomer's how-to;
 - `lobby.Lobbies`: /newgame, Join, Start, Cancel, Play again, /practice;
 - `welcome.Welcome`: /start, the Join deep link, /newgame in a private chat;
 - `moves.Moves`: a tap on a hand, why a card cannot be played, /hand;
@@ -19,6 +20,7 @@ from bot.kit import Kit
 from bot.play.chat import ChatRoom
 from bot.play.computers import Computers
 from bot.play.deadlines import Deadlines
+from bot.play.guide import Guide
 from bot.play.lobby import Lobbies
 from bot.play.moderation import Moderation
 from bot.play.moves import Moves
@@ -36,7 +38,8 @@ class Rooms:
         base = (kit, store, screens)
         self.computers = computers = Computers(*base)
         self.moves = moves = Moves(*base, computers=computers)
-        self.lobbies = lobbies = Lobbies(*base, computers=computers)
+        self.guide = guide = Guide(*base)
+        self.lobbies = lobbies = Lobbies(*base, computers=computers, guide=guide)
         self.welcome = Welcome(*base, lobbies=lobbies, moves=moves)
         self.deadlines = deadlines = Deadlines(*base, computers=computers, lobbies=lobbies)
         self.moderation = moderation = Moderation(*base, computers=computers, lobbies=lobbies)
@@ -66,6 +69,7 @@ __all__ = [
     "ChatRoom",
     "Computers",
     "Deadlines",
+    "Guide",
     "Lobbies",
     "Moderation",
     "Moves",

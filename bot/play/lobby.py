@@ -1,6 +1,6 @@
 """The lobby: /newgame, Join (with the deep link for people who never started the bot),
-Leave, computers, Start, Cancel, Play again; and /practice, a game against computers in the
-private chat.
+Leave, computers, Start, Cancel, Play again; and /practice, a game
+against computers in the private chat (for a newcomer, how to play comes first).
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
 hands the lobby to the first player seated. Play again opens a lobby with its tapper seated
@@ -21,8 +21,9 @@ from bot.callbacks import AgainData, LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
 from bot.kit import Person, title
 from bot.play.computers import Computers
+from bot.play.guide import PRACTICE_RULES, Guide
 from bot.play.room import Room
-from engine import Game, Rules
+from engine import Game
 from engine.ai import LEVELS
 from storage import GameMeta, GameRecord, Lobby, Seat
 
@@ -36,6 +37,7 @@ Join like anyone else."""
 @dataclass(eq=False, repr=False)
 class Lobbies(Room):
     computers: Computers
+    guide: Guide
 
     # ---------------------------------------------------------------- opening
 
@@ -366,6 +368,7 @@ class Lobbies(Room):
             text = kit.t(player.language, "practice-running")
             await self.out.send(person.user_id, render.Rendered(text))
             return
+        await self.guide.before_practice(person, player.language)
         await self.out.send(person.user_id, render.practice_menu(kit.tr, player.language, LEVELS))
 
     async def start_practice(
@@ -378,7 +381,7 @@ class Lobbies(Room):
                 await self.out.answer(query, self.kit.t(lang, "practice-running"), alert=True)
                 return
             await self.out.answer(query)
-            await self._practice(person, [level] * min(opponents, Rules().max_players - 1))
+            await self._practice(person, [level] * min(opponents, PRACTICE_RULES.max_players - 1))
 
     async def _practice(self, person: Person, levels: Sequence[str]) -> None:
         """Create and begin a practice game (the caller holds the private chat's lock)."""
@@ -388,7 +391,7 @@ class Lobbies(Room):
             chat_id=person.user_id,
             status="lobby",
             language=lang,
-            rules=Rules(),
+            rules=PRACTICE_RULES,
             lobby=Lobby(opener_id=person.user_id, seats=[]),
             meta=GameMeta(title=self.kit.t(lang, "practice-title"), practice=True, turn_timeout=0),
         )

@@ -6,7 +6,7 @@ a hand can only reach the player it belongs to, through `hand()`.
 
 - `common`: `Rendered`, escaping, names, the rules in force;
 - `lobby`, `table` (with the log of events), `hand`, `messages` (the result, confirm
-  questions, menus): one module per kind of message;
+  questions, how to play, /help, menus): one module per kind of message;
 - `settings` (the /settings menu) and `stats` (/stats), imported by their own names.
 """
 
@@ -28,6 +28,8 @@ from bot.render.messages import (
     add_to_group_keyboard,
     confirm_kick,
     confirm_leave,
+    help_message,
+    howto,
     practice_menu,
     result,
 )
@@ -44,6 +46,8 @@ __all__ = [
     "confirm_leave",
     "esc",
     "hand",
+    "help_message",
+    "howto",
     "lobby",
     "log_line",
     "name_of",

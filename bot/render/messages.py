@@ -1,14 +1,15 @@
-"""The result, the confirm questions, and the small messages with buttons."""
+"""The result, the confirm questions, how to play, and the small messages with buttons."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.callbacks import encode_again, encode_kick, encode_leave, encode_practice
+from bot.callbacks import encode_again, encode_howto, encode_kick, encode_leave, encode_practice
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
 from bot.render.common import Rendered, esc, name_of, short_name
-from engine import Outcome
+from engine import Card, Outcome, Rules, Suit
+from engine.rules import MAX_BOUT_CARDS
 
 
 def result(
@@ -105,3 +106,66 @@ def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Re
         for level in levels
     ]
     return Rendered(tr.t(lang, "practice-intro"), Keyboard(rows))
+
+
+# ---------------------------------------------------------------- how to play
+
+
+def howto(tr: Translator, lang: str, rules: Rules, *, chat: str | None = None) -> str:
+    """How to play, a short line per topic, with the options of `rules` as the engine plays
+    them (docs/rules.md): the deck (R1, R4), the first attack (R5), what beats what (R2), a
+    bout and throwing in (R7–R11), transfers (R14), beaten off or taken and who attacks next
+    (R12, R13), drawing (R15), the trump swap (R19), the end and the durak (R16, R17).
+    `chat`: the group whose rules these are (escaped), named in the title."""
+    low = Card(rules.lowest_rank, Suit.HEARTS)
+    title = tr.t(lang, "howto-title-chat", chat=chat) if chat else tr.t(lang, "howto-title")
+    deal = tr.t(
+        lang,
+        "howto-deal",
+        cards=tr.t(lang, "cards-count", count=rules.deck_size),
+        low=low.rank_name,
+        hand=rules.hand_size,
+    )
+    if rules.first_bout_limit < MAX_BOUT_CARDS:
+        limit = tr.t(lang, "howto-limit", max=MAX_BOUT_CARDS, first=rules.first_bout_limit)
+    else:
+        limit = tr.t(lang, "howto-limit-flat", max=MAX_BOUT_CARDS)
+    beat = tr.t(
+        lang,
+        "howto-beat",
+        higher=str(Card(10, Suit.HEARTS)),
+        lower=str(low),
+        suit=Suit.SPADES.value,
+        trump=str(Card(rules.lowest_rank, Suit.SPADES)),
+        ace=str(Card(14, Suit.HEARTS)),
+    )
+    lines = [
+        f"<b>{title}</b>",
+        tr.t(lang, "howto-goal"),
+        f"{deal} {tr.t(lang, f'howto-first-{rules.no_trump_start}')}",
+        beat,
+        tr.t(lang, "howto-bout"),
+        f"{tr.t(lang, f'howto-throw-in-{rules.throw_in}')} {limit}",
+    ]
+    if rules.transfer:
+        transfer = tr.t(lang, "howto-transfer")
+        if rules.transfer_by_showing_trump:
+            transfer += " " + tr.t(lang, "howto-show-trump")
+        lines.append(transfer)
+    lines += [
+        tr.t(lang, "howto-beaten"),
+        tr.t(lang, "howto-taken"),
+        tr.t(lang, "howto-draw", hand=rules.hand_size),
+    ]
+    if rules.trump_exchange:
+        lines.append(tr.t(lang, "howto-exchange", low=low.rank_name))
+    if rules.redeal_on_flush:
+        lines.append(tr.t(lang, "howto-redeal"))
+    lines += [tr.t(lang, "howto-end"), tr.t(lang, "howto-here")]
+    return "\n".join(lines)
+
+
+def help_message(tr: Translator, lang: str) -> Rendered:
+    """/help: the buttons and commands, with a "How to play" button for the rules."""
+    button = Button(tr.t(lang, "button-howto"), callback_data=encode_howto())
+    return Rendered(tr.t(lang, "help-text"), Keyboard([[button]]))

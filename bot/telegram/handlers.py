@@ -29,6 +29,7 @@ from bot import render
 from bot.callbacks import (
     AgainData,
     BadCallback,
+    HowtoData,
     KickData,
     LeaveData,
     LobbyData,
@@ -70,17 +71,23 @@ def _is_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
 
 
-async def _reply(update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, **args: str) -> None:
-    message = update.effective_message
-    if message is None:
-        return
+async def _language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> str:
+    """The language of a reply: in a group the chat's, in private the sender's."""
     user, chat = update.effective_user, update.effective_chat
     kit = rooms_of(context).kit
     lang = user.language_code if user else None
     if _is_group(chat):
         assert chat is not None
-        lang = await kit.chat_language(chat.id, lang)
-    await _answer(context, message, [kit.t(lang, key, **args)])
+        return await kit.chat_language(chat.id, lang)
+    return kit.tr.normalize(lang)
+
+
+async def _reply(update: Update, context: ContextTypes.DEFAULT_TYPE, key: str, **args: str) -> None:
+    message = update.effective_message
+    if message is None:
+        return
+    lang = await _language(update, context)
+    await _answer(context, message, [rooms_of(context).kit.t(lang, key, **args)])
 
 
 async def _answer(context: ContextTypes.DEFAULT_TYPE, message: Message, texts: list[str]) -> None:
@@ -110,7 +117,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if chat is None or user is None:
         return
     if chat.type != ChatType.PRIVATE:
-        await _reply(update, context, "help-text")
+        await help_command(update, context)
         return
     welcome = rooms_of(context).welcome
     payload = context.args[0] if context.args else ""
@@ -119,7 +126,29 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    await _reply(update, context, "help-text")
+    """/help: the buttons and commands, with a "How to play" button."""
+    chat, message = update.effective_chat, update.effective_message
+    if chat is None or message is None:
+        return
+    await rooms_of(context).guide.help(
+        chat_id=chat.id,
+        lang=await _language(update, context),
+        message_id=message.message_id if _is_group(chat) else None,
+    )
+
+
+async def howto_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/howto: how to play, with the rules in force in this chat."""
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None or message is None:
+        return
+    in_group = _is_group(chat)
+    await rooms_of(context).guide.howto_command(
+        chat_id=chat.id,
+        in_group=in_group,
+        person=person_of(user),
+        message_id=message.message_id if in_group else None,
+    )
 
 
 async def rules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -299,6 +328,8 @@ async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> Non
         await rooms.moderation.kick_confirmed(
             query=tap, person=person, game_id=data.game_id, user_id=data.user_id
         )
+    elif isinstance(data, HowtoData):
+        await rooms.guide.howto_tap(query=tap, person=person)
 
 
 _OUTSIDE = (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
@@ -372,6 +403,7 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
         "newgame": new_game,
         "start": start,
         "help": help_command,
+        "howto": howto_command,
         "rules": rules_command,
         "hand": hand_command,
         "leave": leave_command,
@@ -383,7 +415,7 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     }
     # New messages only: editing a sent command must not run it again.
     for name, callback in commands.items():
-        if name not in ("help", "rules"):  # these two need not know who asks
+        if name not in ("help", "howto", "rules"):  # these need not know who asks
             callback = _as_oneself(callback)
         application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
     # Anything else in private (text, an unknown command): what the bot understands.
