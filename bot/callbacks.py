@@ -7,7 +7,8 @@ on an old keyboard is recognised as stale and changes nothing:
                              t<i> transfer, s<i> show trump, T take, P pass,
                              X exchange trump, D redeal, R resign (confirmed), r refresh
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
-                             (without a level: show the levels), r redraw
+                             (without a level: show the levels), r redraw, i post the rules,
+                             h post how to play
     H                        /help's "How to play": the rules in force in the message's chat
     a<game>                  play again (a new lobby with the same players)
     S<option>[<value>]       /settings menu: step an option (the chat is the message's),
@@ -45,7 +46,7 @@ from engine import (
 
 MAX_CALLBACK_BYTES: Final = 64
 
-LobbyOp = Literal["join", "leave", "start", "cancel", "add", "remove", "refresh"]
+LobbyOp = Literal["join", "leave", "start", "cancel", "add", "remove", "refresh", "rules", "howto"]
 _LOBBY_OPS: Final[dict[str, LobbyOp]] = {
     "j": "join",
     "q": "leave",
@@ -54,6 +55,8 @@ _LOBBY_OPS: Final[dict[str, LobbyOp]] = {
     "a": "add",
     "d": "remove",
     "r": "refresh",
+    "i": "rules",
+    "h": "howto",
 }
 _LOBBY_CODES: Final = {v: k for k, v in _LOBBY_OPS.items()}
 
@@ -154,7 +157,7 @@ _SIMPLE: Final[dict[str, Action]] = {
 _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 
 _MOVE = re.compile(r"m(\d{1,12})\.(\d{1,6})\.([A-Za-z])(\d{0,2})(?:-(\d{1,2}))?")
-_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxadr])([a-z]{0,8})")
+_LOBBY = re.compile(r"l(\d{1,12})\.([jqsxadrih])([a-z]{0,8})")
 _AGAIN = re.compile(r"a(\d{1,12})")
 _SETTINGS = re.compile(r"S([pdtsifxolcnz])([a-z]{0,2})")  # z: close the menu
 _SETTINGS_CHOICES: Final = {"l": frozenset(LANGUAGES), "n": frozenset(PERSONAL_ALERTS)}
@@ -249,7 +252,10 @@ def decode(data: str | None) -> CallbackData:
             raise BadCallback(f"unknown move code {data!r}")
         return MoveData(game_id, move, intent)
     if m := _LOBBY.fullmatch(data):
-        return LobbyData(int(m[1]), _LOBBY_OPS[m[2]], m[3])
+        op = _LOBBY_OPS[m[2]]
+        if m[3] and op != "add":  # only "add computer" carries an argument (its level)
+            raise BadCallback(f"lobby {op} takes no argument: {data!r}")
+        return LobbyData(int(m[1]), op, m[3])
     if m := _AGAIN.fullmatch(data):
         return AgainData(int(m[1]))
     if data == _HOWTO:

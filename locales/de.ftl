@@ -68,6 +68,7 @@ rules-trump-exchange = Niedrigsten Trumpf gegen den offenen Trumpf tauschen: { $
 rules-redeal = Wer fünf oder mehr Karten einer Farbe und keinen Trumpf hat, darf neu austeilen lassen: { $value }
 rules-timeout = Zeit pro Zug: { $seconds } Sek.
 rules-no-timeout = Kein Zeitlimit pro Zug
+rules-summary = Regeln: { $preset } · { $cards } · Weiterschieben { $transfers } — alle mit /rules
 value-on = an
 value-off = aus
 preset-classic = klassisch
@@ -98,6 +99,7 @@ button-resign = Ja, ich gebe auf
 button-again = Nochmal spielen
 button-open-hand = Meine Karten
 button-add-to-group = Zu einer Gruppe hinzufügen
+button-rules = Regeln
 button-howto = So wird gespielt
 
 ## Der Tisch (Gruppe)

@@ -68,6 +68,7 @@ rules-trump-exchange = Swap the lowest trump for the face-up trump: { $value }
 rules-redeal = A player with five or more cards of one suit and no trump may ask for a new deal: { $value }
 rules-timeout = Time per move: { $seconds } s
 rules-no-timeout = No time limit per move
+rules-summary = Rules: { $preset } · { $cards } · transfers { $transfers } — /rules for all
 value-on = on
 value-off = off
 preset-classic = classic
@@ -98,6 +99,7 @@ button-resign = Yes, I give up
 button-again = Play again
 button-open-hand = My cards
 button-add-to-group = Add me to a group
+button-rules = Rules
 button-howto = How to play
 
 ## The table (group)

@@ -88,6 +88,7 @@ rules-trump-exchange = Обмен младшего козыря на откры�
 rules-redeal = Игрок с пятью и более картами одной масти и без единого козыря может попросить пересдачу: { $value }
 rules-timeout = Время на ход: { $seconds } сек.
 rules-no-timeout = Без ограничения времени на ход
+rules-summary = Правила: { $preset } · { $cards } · переводы { $transfers } — все: /rules
 value-on = вкл.
 value-off = выкл.
 preset-classic = классический
@@ -118,6 +119,7 @@ button-resign = Да, сдаюсь
 button-again = Сыграть ещё
 button-open-hand = Мои карты
 button-add-to-group = Добавить в группу
+button-rules = Правила
 button-howto = Как играть
 
 ## Стол (группа)

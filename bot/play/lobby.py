@@ -1,5 +1,5 @@
 """The lobby: /newgame, Join (with the deep link for people who never started the bot),
-Leave, computers, Start, Cancel, Play again; and /practice, a game
+Leave, computers, Start, Cancel, Rules and How to play, Play again; and /practice, a game
 against computers in the private chat (for a newcomer, how to play comes first).
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
@@ -126,7 +126,6 @@ class Lobbies(Room):
                 for s in record.lobby.seats
             ],
             rules=record.rules,
-            turn_timeout=kit.turn_timeout(record),
             closed=closed,
             levels=LEVELS if pick_level else (),
             opener_seated=any(s.user_id == record.lobby.opener_id for s in record.lobby.seats),
@@ -187,6 +186,10 @@ class Lobbies(Room):
             elif data.op == "refresh":
                 await self.out.answer(query)
                 await self.refresh(record)
+            elif data.op in ("rules", "howto"):  # for anyone: a new message in the group
+                await self.guide.post(
+                    query, data.op, self._info(record, data.op), toast_language=lang
+                )
             elif not await self.may_manage(record, person):  # cancel, and the computers
                 await self.out.answer(query, self.kit.t(lang, "error-not-opener"), alert=True)
             elif data.op == "cancel":
@@ -207,6 +210,14 @@ class Lobbies(Room):
                 refused = await self.computers.add(record, data.arg)
                 await self.out.answer(query, self.kit.t(lang, refused or "lobby-computer-added"))
                 await self.refresh(record)
+
+    def _info(self, record: GameRecord, kind: Literal["rules", "howto"]) -> str:
+        """The lobby's Rules (every option and the time per move) or How to play, in the
+        group's language."""
+        tr, lang = self.kit.tr, record.language
+        if kind == "rules":
+            return render.rules_text(tr, lang, record.rules, self.kit.turn_timeout(record))
+        return render.howto(tr, lang, record.rules)
 
     async def may_manage(self, record: GameRecord, person: Person) -> bool:
         """The opener, or a chat admin."""

@@ -19,6 +19,7 @@ from bot.render.common import (
     name_of,
     pack,
     rules_lines,
+    rules_summary,
     rules_text,
     short_name,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "practice_menu",
     "result",
     "rules_lines",
+    "rules_summary",
     "rules_text",
     "short_name",
     "table",

@@ -80,6 +80,18 @@ def rules_lines(tr: Translator, lang: str, rules: Rules) -> list[str]:
     return lines
 
 
+def rules_summary(tr: Translator, lang: str, rules: Rules) -> str:
+    """The rules in one line (the lobby): preset, deck and transfers; /rules has the rest."""
+    preset = rules.preset_name()
+    return tr.t(
+        lang,
+        "rules-summary",
+        preset=tr.t(lang, f"preset-{preset or 'custom'}"),
+        cards=tr.t(lang, "cards-count", count=rules.deck_size),
+        transfers=tr.t(lang, "value-on" if rules.transfer else "value-off"),
+    )
+
+
 def pack(texts: Sequence[str], limit: int = 4000) -> list[str]:
     """Join texts with a blank line between them into as few messages as Telegram takes
     (4096 characters; `limit` counts the HTML source, which is never shorter)."""

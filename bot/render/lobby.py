@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bot.callbacks import encode_lobby
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
-from bot.render.common import Rendered, esc, rules_lines
+from bot.render.common import Rendered, esc, rules_summary
 from engine import Rules
 
 
@@ -26,13 +26,13 @@ def lobby(
     opener: str,
     seats: Sequence[LobbySeat],
     rules: Rules,
-    turn_timeout: int,
     closed: str | None = None,
     levels: Sequence[str] = (),
     opener_seated: bool = True,
     invited: Sequence[str] = (),
 ) -> Rendered:
-    """The lobby message: rules in force, players so far, Join/Leave/Start/Cancel.
+    """The lobby message: the rules in one line, players so far, Join/Leave/Start/Cancel,
+    computers, and Rules / How to play (each posts its text as a new message).
 
     `invited`: people asked by name (Play again) who have no seat yet; Join seats them.
 
@@ -47,10 +47,9 @@ def lobby(
         # Once closed, nobody is asked to press Join any more.
         tr.t(lang, "lobby-opened-by" if closed else "lobby-created", name=esc(opener)),
         "",
-        *rules_lines(tr, lang, rules),
-        tr.t(lang, "rules-timeout", seconds=turn_timeout)
-        if turn_timeout
-        else tr.t(lang, "rules-no-timeout"),
+        # One line, the same before and after the start; the Rules button and /rules have
+        # every option and the time per move.
+        rules_summary(tr, lang, rules),
         "",
         tr.t(lang, "lobby-players", count=len(seats), max=rules.max_players, names=names),
     ]
@@ -90,6 +89,10 @@ def lobby(
                 Button(tr.t(lang, "button-cancel"), callback_data=encode_lobby(game_id, "cancel")),
             ],
             computer_row,
+            [
+                Button(tr.t(lang, "button-rules"), callback_data=encode_lobby(game_id, "rules")),
+                Button(tr.t(lang, "button-howto"), callback_data=encode_lobby(game_id, "howto")),
+            ],
         ]
     )
     return Rendered("\n".join(lines), keyboard)

@@ -1,5 +1,6 @@
 """How to play (#19): the how-to text and the rules it follows, /howto and /help's button,
-and the how-to before a newcomer's first practice game."""
+the lobby's one rules line with its Rules and How to play buttons, and the how-to before a
+newcomer's first practice game."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from dataclasses import replace
 import pytest
 
 from bot import render
-from bot.callbacks import BadCallback, HowtoData, decode, encode_howto
+from bot.callbacks import (
+    MAX_CALLBACK_BYTES,
+    BadCallback,
+    HowtoData,
+    LobbyData,
+    decode,
+    encode_howto,
+    encode_lobby,
+)
 from bot.i18n import Translator
 from engine import Card, Rules, Suit
 from tests.bot.conftest import BotHarness
@@ -96,9 +105,26 @@ def test_howto_fits_a_phone_in_every_language(lang: str) -> None:
     assert "36" in classic and "24" in every  # the deck, in every language
 
 
+def test_the_lobbys_rules_line_names_preset_deck_and_transfers() -> None:
+    assert render.rules_summary(TR, "en", Rules()) == (
+        "Rules: classic · 36 cards · transfers off — /rules for all"
+    )
+    assert render.rules_summary(TR, "en", Rules.preset("perevodnoy")) == (
+        "Rules: perevodnoy (transfers) · 36 cards · transfers on — /rules for all"
+    )
+    assert "24 Karten · Weiterschieben an" in render.rules_summary(
+        TR, "de", Rules(deck_size=24, transfer=True)
+    )
+
+
 def test_the_info_buttons_round_trip_and_forgeries_are_refused() -> None:
     assert decode(encode_howto()) == HowtoData()
-    for forged in ("H1", "Hx", "h"):
+    big = 10**12 - 1
+    for op in ("rules", "howto"):
+        data = encode_lobby(big, op)  # type: ignore[arg-type]
+        assert len(data.encode()) <= MAX_CALLBACK_BYTES
+        assert decode(data) == LobbyData(big, op)  # type: ignore[arg-type]
+    for forged in ("H1", "Hx", "h", "l7.ix", "l7.hfoo", "l7.jeasy"):  # only "add" takes a level
         with pytest.raises(BadCallback):
             decode(forged)
 
@@ -116,6 +142,81 @@ async def set_rules(h: BotHarness, group: FakeGroup, rules: Rules) -> None:
 
 def posted_after(h: BotHarness, chat_id: int, count: int) -> list[FakeMessage]:
     return h.fake.messages(chat_id)[count:]
+
+
+async def test_the_lobby_shows_one_rules_line_before_and_after_the_start(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9001, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    line = "Rules: classic · 36 cards · transfers off — /rules for all"
+    details = ("Who may throw in", "Until the first discard", "Time per move", "Swap the lowest")
+    assert line in lobby.text and not any(d in lobby.text for d in details)
+    assert ["Rules", "How to play"] in [[b.text for b in row] for row in lobby.buttons]
+    await h.send(bob.tap(lobby, "Join"))
+    await h.send(alice.tap(lobby, "Start"))
+    started = h.fake.message(group.id, lobby.message_id)
+    assert "The game has started." in started.text and started.buttons == []
+    assert line in started.text and not any(d in started.text for d in details)
+    # Its old Rules button (a client that still shows it) is told the lobby is closed.
+    before = len(h.fake.messages(group.id))
+    tap = bob.tap_raw(started, encode_lobby(h.rooms.store.live(group.id).id or 0, "rules"))
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == TR.t("en", "error-lobby-closed")
+    assert posted_after(h, group.id, before) == []
+
+
+async def test_the_lobbys_rules_button_posts_every_rule_at_most_once_a_minute(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-9002, "Club", admins={alice})
+    await h.send(alice.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    before = len(h.fake.messages(group.id))
+    tap = bob.tap(lobby, "Rules")  # anyone, seated or not
+    await h.send(tap)
+    (posted,) = posted_after(h, group.id, before)
+    assert posted.reply_to_message_id == lobby.message_id
+    assert posted.html == render.rules_text(TR, "en", Rules(), 60)
+    assert "Who may throw in: everybody" in posted.text and "Time per move: 60 s" in posted.text
+    assert h.fake.message(group.id, lobby.message_id).edits == 0  # the lobby stays as it was
+    # Another tap within the minute: pointed to it, nothing posted.
+    again = carol.tap(lobby, "Rules")
+    await h.send(again)
+    answer = h.fake.answer_for(again)
+    assert answer is not None and answer.text == TR.t("en", "info-above")
+    assert len(posted_after(h, group.id, before)) == 1
+    h.clock.advance(61)
+    await h.send(carol.tap(lobby, "Rules"))
+    assert len(posted_after(h, group.id, before)) == 2
+
+
+async def test_the_lobbys_how_to_play_explains_the_rules_of_that_lobby(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice", "de")
+    group = h.fake.group(-9003, "Runde", admins={alice})
+    rules = Rules(deck_size=24, transfer=True)
+    await set_rules(h, group, rules)
+    await h.send(alice.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    assert render.rules_summary(TR, "de", rules) in lobby.text
+    await h.send(alice.tap(lobby, "So wird gespielt"))
+    posted = h.fake.last_message(group.id)
+    assert posted.html == render.howto(TR, "de", rules)
+    assert "24 Karten, von der 9 bis zum Ass" in posted.text
+    assert "Weiterschieben:" in posted.text
 
 
 async def test_help_offers_how_to_play_in_the_words_of_the_chats_rules(

@@ -433,7 +433,7 @@ def test_help_explains_the_buttons_and_lists_every_command(lang: str) -> None:
 def test_r3_a_lobby_with_more_seats_than_new_rules_allow_says_so() -> None:
     seats = [render.LobbySeat(f"P{i}", False) for i in range(6)]
     text = render.lobby(
-        TR, "en", game_id=1, opener="P0", seats=seats, rules=Rules(deck_size=24), turn_timeout=60
+        TR, "en", game_id=1, opener="P0", seats=seats, rules=Rules(deck_size=24)
     ).text
     assert "Players (6/4)" in text
     assert (

@@ -254,7 +254,7 @@ async def test_settings_apply_to_the_next_game_only(harness: BotHarness) -> None
     confirm = h.fake.last_message(group.id)
     await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
     await h.send(alice.send(group, "/newgame"))
-    assert "Transfers (Perevodnoy): on" in h.lobby_message(group).text
+    assert "· transfers on —" in h.lobby_message(group).text
     await h.send(bob.tap(h.lobby_message(group), "Join"))
     await h.send(alice.tap(h.lobby_message(group), "Start"))
     new = running(h, group)
@@ -271,7 +271,7 @@ async def test_lobby_opener_may_change_settings_before_the_start(harness: BotHar
     menu = h.fake.last_message(group.id)
     await h.send(opener.tap(menu, "Deck: 36"))
     assert "Deck: 52" in menu.button_texts
-    assert "Deck: 52 cards" in h.lobby_message(group).text  # the lobby shows the rules in force
+    assert "· 52 cards ·" in h.lobby_message(group).text  # the lobby shows the rules in force
     # The chat's own options (language, leaderboard) stay the admins'.
     tap = opener.tap(menu, "Deutsch")
     await h.send(tap)
