@@ -19,11 +19,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder
+from telegram.ext import Application, ApplicationBuilder
 from telegram.request import BaseRequest
 
 from bot.config import Settings
 from bot.delivery import Outbox, SendError
+from bot.delivery.budget import Budgets, Limits, Window
+from bot.delivery.sender import LoopTiming, Timing
 from bot.i18n import Translator
 from bot.kit import Kit
 from bot.play import Rooms
@@ -61,6 +63,17 @@ PRIVATE_COMMANDS = (
 SCHEDULER_KEY = "scheduler"
 DATABASE_KEY = "database"  # the open database, from open_database until stop_services
 WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to
+TIMING_KEY = "timing"  # the sender's clock (tests: a virtual one)
+
+
+def limits(settings: Settings) -> Limits:
+    """Telegram's limits as the settings give them (see `bot.delivery.budget`)."""
+    return Limits(
+        private=Window(settings.private_sends, settings.private_window),
+        group=Window(settings.group_sends, settings.group_window),
+        bot=Window(settings.bot_sends, 1.0),
+        reserve=min(settings.group_reserve, settings.group_sends - 1),
+    )
 
 
 def build_application(
@@ -68,8 +81,8 @@ def build_application(
     *,
     request: BaseRequest | None = None,
     get_updates_request: BaseRequest | None = None,
-    rate_limiter: bool = True,
     clock: Callable[[], datetime] = utcnow,
+    timing: Timing | None = None,
     translator: Translator | None = None,
     seeds: Callable[[], int | None] | None = None,
 ) -> Application:  # type: ignore[type-arg]
@@ -92,13 +105,12 @@ def build_application(
     builder = builder.get_updates_request(
         get_updates_request or UpdatesRequest(connection_pool_size=1, watch=watch)
     )
-    if rate_limiter:
-        # Throttles to Telegram's limits. No retries: while the limiter waits out one 429 it
-        # holds back every call of every chat; the bot retries per chat instead.
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=0))
+    # No python-telegram-bot rate limiter: the bot keeps Telegram's limits itself, per chat
+    # (bot.delivery.sender), and a 429 pauses that chat alone, not every chat of the bot.
     application = builder.build()
     application.bot_data["settings"] = settings
     application.bot_data["clock"] = clock
+    application.bot_data[TIMING_KEY] = timing or LoopTiming()
     application.bot_data["seeds"] = seeds or (lambda: None)
     application.bot_data["translator"] = translator or Translator(default=settings.default_language)
     application.bot_data[WATCH_KEY] = watch
@@ -131,7 +143,7 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     tr: Translator = application.bot_data["translator"]
     settings: Settings = application.bot_data["settings"]
     db = await open_database(application)
-    out = Outbox(application.bot)
+    out = Outbox(application.bot, Budgets(limits(settings)), application.bot_data[TIMING_KEY])
     kit = Kit(
         db=db,
         out=out,

@@ -40,6 +40,16 @@ class Settings(BaseSettings):
         description="seconds without a tap after which a player's turn comes as a new, "
         "notifying hand message (0: every turn)",
     )
+    # Telegram's limits as the bot keeps them itself (bot.delivery.budget): at most so many
+    # messages, edits and deletions in any window of so many seconds.
+    private_sends: int = Field(default=3, ge=1, description="calls per private chat and window")
+    private_window: float = Field(default=3.0, gt=0, description="seconds, private chats")
+    group_sends: int = Field(default=20, ge=1, description="calls per group and window")
+    group_window: float = Field(default=60.0, gt=0, description="seconds, groups")
+    group_reserve: int = Field(
+        default=3, ge=0, description="of a group's window, kept for lobby, start and result"
+    )
+    bot_sends: int = Field(default=30, ge=1, description="calls per second, the whole bot")
 
     @property
     def bot_api_host(self) -> str:

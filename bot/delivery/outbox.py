@@ -4,7 +4,11 @@ membership look-ups, the command menus, reports to the operator.
 Telegram's answers are folded into a few outcomes the game logic understands:
 "message is not modified" is success, a message that vanished is sent anew, a
 user who blocked the bot (or a group that removed it) is reported as `Blocked`, and a 429
-is waited out once in place, for that call alone.
+pauses that chat alone (`Budgets.pause`) for exactly its `retry_after`.
+
+Every call that counts against a chat's limits is counted in `Budgets`; one that the
+`Sender` did not already fit into the budget (a reply to a command, say) waits here until
+the chat's budget allows it.
 """
 
 from __future__ import annotations
@@ -13,15 +17,18 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.delivery.budget import Budgets, Limits
 from bot.render import Rendered
 from bot.telegram.request import call
+
+if TYPE_CHECKING:
+    from bot.delivery.sender import Timing
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +41,8 @@ ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only rec
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
-DELIVER_TRIES: Final = 5  # a message that matters once, after timeouts or network errors
+COUNTED: Final = frozenset({"sendMessage", "editMessageText", "deleteMessage"})
+"""The calls that count against a chat's limits (answers to taps do not)."""
 
 
 def retry_after_seconds(error: RetryAfter) -> float:
@@ -102,16 +110,37 @@ class Sent:
 
 
 class Outbox:
-    def __init__(self, bot: Bot) -> None:
+    def __init__(
+        self, bot: Bot, budgets: Budgets | None = None, timing: Timing | None = None
+    ) -> None:
+        from bot.delivery.sender import LoopTiming  # (the sender builds on this module)
+
         self.bot = bot
+        self.budgets = budgets or Budgets(Limits())
+        self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
-        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests: no waiting
+
+    async def sleep(self, seconds: float) -> None:
+        await self.timing.wait(asyncio.Event(), seconds)
+
+    async def _admit(self, chat_id: int) -> None:
+        """Wait until the chat's budget (and the bot's) allows one more call, then count it."""
+        budgets, timing = self.budgets, self.timing
+        while True:
+            now = timing.now()
+            at = budgets.ready_at(chat_id, now, once=True)
+            if at <= now:
+                budgets.note(chat_id, now)
+                return
+            await self.sleep(at - now)
 
     def answered(self, query: Tap) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""
         return query.id in self._answered
 
-    async def _call(self, method: str, data: dict[str, Any], *, patient: bool = True) -> Any:
+    async def _call(
+        self, method: str, data: dict[str, Any], *, patient: bool = True, budgeted: bool = False
+    ) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
 
         Through `bot.request.call`: python-telegram-bot's request object (its timeouts, its
@@ -123,16 +152,22 @@ class Outbox:
         A 429 is waited out here, once and for at most `MAX_INLINE_WAIT` s, for this call
         alone (python-telegram-bot's rate limiter would hold back every call of every chat);
         ``patient=False`` raises it at once, for callers that retry later themselves.
+        Either way the chat is paused for that long (`Budgets.pause`). ``budgeted``: the
+        sender counted this call in the chat's budget already.
         """
+        chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
+            if isinstance(chat_id, int) and (attempt or not budgeted):
+                await self._admit(chat_id)
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
                 wait = retry_after_seconds(exc)
+                if isinstance(chat_id, int):
+                    self.budgets.pause(chat_id, self.timing.now(), wait)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
                 logger.info("%s: rate limited, trying again in %s s", method, wait)
-                await self.sleep(wait)
         raise AssertionError("unreachable")
 
     async def send(
@@ -142,6 +177,7 @@ class Outbox:
         *,
         reply_to: int | None = None,
         patient: bool = True,
+        budgeted: bool = False,
     ) -> int:
         """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate
         (a 429 after waiting once, see `_call`)."""
@@ -151,19 +187,31 @@ class Outbox:
                 {"message_id": reply_to, "allow_sending_without_reply": True}
             )
         try:
-            result = await self._call("sendMessage", data, patient=patient)
+            result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
         except Forbidden as exc:
             raise Blocked(str(exc)) from exc
         return int(result["message_id"])
 
     async def _edit(
-        self, chat_id: int, message_id: int, rendered: Rendered, *, patient: bool
+        self,
+        chat_id: int,
+        message_id: int,
+        rendered: Rendered,
+        *,
+        patient: bool,
+        budgeted: bool = False,
     ) -> None:
         data = {**_message(chat_id, rendered), "message_id": message_id}
-        await self._call("editMessageText", data, patient=patient)
+        await self._call("editMessageText", data, patient=patient, budgeted=budgeted)
 
     async def show(
-        self, chat_id: int, message_id: int | None, rendered: Rendered, *, patient: bool = True
+        self,
+        chat_id: int,
+        message_id: int | None,
+        rendered: Rendered,
+        *,
+        patient: bool = True,
+        budgeted: bool = False,
     ) -> Sent:
         """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone.
 
@@ -171,7 +219,7 @@ class Outbox:
         """
         if message_id is not None:
             try:
-                await self._edit(chat_id, message_id, rendered, patient=patient)
+                await self._edit(chat_id, message_id, rendered, patient=patient, budgeted=budgeted)
                 return Sent(message_id, new=False)
             except Forbidden as exc:
                 raise Blocked(str(exc)) from exc
@@ -182,38 +230,10 @@ class Outbox:
                 if not any(reason in text for reason in NOT_FOUND):
                     raise
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
-        return Sent(await self.send(chat_id, rendered, patient=patient), new=True)
-
-    async def deliver(
-        self,
-        chat_id: int,
-        rendered: Rendered,
-        *,
-        message_id: int | None = None,
-        first_wait: float = 0.0,
-    ) -> int | None:
-        """A message that matters once (a result, a lobby's last words, a notice): sent, or
-        with `message_id` that message edited (sent anew if it is gone), however many 429s
-        Telegram answers, each waited out for exactly its retry_after; a timeout or network
-        error is tried again `DELIVER_TRIES` times. Its id; None if Telegram refused it
-        (a 400, a 403: logged). Run it beside the chat's lock, never under it."""
-        failures = 0
-        wait = first_wait
-        while True:
-            if wait:
-                await self.sleep(wait)
-            try:
-                if message_id is None:
-                    return await self.send(chat_id, rendered, patient=False)
-                return (await self.show(chat_id, message_id, rendered, patient=False)).message_id
-            except RetryAfter as exc:
-                wait = retry_after_seconds(exc)
-            except (Blocked, TelegramError) as exc:
-                failures += 1
-                if isinstance(exc, Blocked) or not transient(exc) or failures >= DELIVER_TRIES:
-                    logger.warning("could not deliver a message to chat %s: %s", chat_id, exc)
-                    return None
-                wait = MIN_RETRY_WAIT * 2 ** (failures - 1)
+                budgeted = False  # (the edit used what the sender counted)
+        return Sent(
+            await self.send(chat_id, rendered, patient=patient, budgeted=budgeted), new=True
+        )
 
     async def close_keyboard(
         self,
@@ -223,6 +243,7 @@ class Outbox:
         *,
         patient: bool = True,
         resend: bool = True,
+        budgeted: bool = False,
     ) -> None:
         """Final text of a message whose buttons are no longer valid; errors are logged only.
 
@@ -230,9 +251,9 @@ class Outbox:
         429 is not waited out (for callers holding a chat's lock)."""
         try:
             if resend:
-                await self.show(chat_id, message_id, rendered, patient=patient)
+                await self.show(chat_id, message_id, rendered, patient=patient, budgeted=budgeted)
             else:
-                await self._edit(chat_id, message_id, rendered, patient=patient)
+                await self._edit(chat_id, message_id, rendered, patient=patient, budgeted=budgeted)
         except (Blocked, TelegramError) as exc:
             logger.info("could not close message %s in %s: %s", message_id, chat_id, exc)
 
@@ -263,12 +284,15 @@ class Outbox:
         except TelegramError as exc:  # too old, or a network error: nothing to undo
             logger.info("could not answer callback query: %s", exc)
 
-    async def delete(self, chat_id: int, message_id: int) -> bool:
+    async def delete(self, chat_id: int, message_id: int, *, budgeted: bool = False) -> bool:
         """Delete one of the bot's messages; False where Telegram refuses (too old, gone,
         no right) or fails: the caller then makes it harmless another way."""
         try:
             await self._call(
-                "deleteMessage", {"chat_id": chat_id, "message_id": message_id}, patient=False
+                "deleteMessage",
+                {"chat_id": chat_id, "message_id": message_id},
+                patient=False,
+                budgeted=budgeted,
             )
         except TelegramError as exc:
             logger.info("could not delete message %s in %s: %s", message_id, chat_id, exc)

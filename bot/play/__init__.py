@@ -16,6 +16,7 @@ and sends through `bot.delivery` (`Outbox` for messages, `Screens` for tables an
 from __future__ import annotations
 
 from bot.delivery.screens import Screens
+from bot.delivery.sender import Sender
 from bot.kit import Kit
 from bot.play.chat import ChatRoom
 from bot.play.computers import Computers
@@ -34,7 +35,8 @@ class Rooms:
     def __init__(self, kit: Kit) -> None:
         self.kit = kit
         self.store = store = GameStore(kit)
-        self.screens = screens = Screens(kit, store)
+        self.sender = Sender(kit.out, kit.out.budgets, kit.out.timing)
+        self.screens = screens = Screens(kit, store, self.sender)
         base = (kit, store, screens)
         self.computers = computers = Computers(*base)
         self.moves = moves = Moves(*base, computers=computers)
@@ -59,7 +61,6 @@ class Rooms:
         """Shutdown: stop computer players' pending moves (they are re-planned after a
         restart), background work and hands waiting to be shown again (a restart shows
         every hand), publish pending table edits, then schedule nothing more."""
-        self.screens.hand_retries.close()
         await self.computers.close()
         await self.store.background.close()
         await self.screens.close()

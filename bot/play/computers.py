@@ -40,9 +40,10 @@ class Computers(Room):
         """The chats in which a computer's move is planned."""
         return frozenset(self._thinking)
 
-    async def after_move(self, record: GameRecord) -> None:
-        """Show the new state, then let computer players the game waits for move."""
-        await self.screens.show_state(record)
+    async def after_move(self, record: GameRecord, *, actor: str | None = None) -> None:
+        """Show the new state (`actor`: who moved), then let computer players the game
+        waits for move."""
+        await self.screens.show_state(record, actor=actor)
         await self.drive(record)
 
     async def drive(self, record: GameRecord) -> None:

@@ -169,7 +169,7 @@ class Deadlines(Room):
         # (Not a hand showing a choice of covers: the refresh would take that choice away.)
         plain = {p for p in game.to_act if self.screens.has_hand(record, p)}
         await self.screens.hands(record, only=plain, force=True)
-        await self.screens.tables.request(record.chat_id)
+        self.screens.table(record)
 
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:
@@ -269,6 +269,6 @@ class Deadlines(Room):
         if record.status == "lobby":
             await self.lobbies.refresh(record)
         elif record.game is not None:
-            await self.screens.table(record)
+            self.screens.table(record)
             await self.screens.hands(record, force=True)
             await self.computers.drive(record)

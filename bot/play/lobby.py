@@ -139,26 +139,11 @@ class Lobbies(Room):
     async def refresh(
         self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
     ) -> None:
-        """Bring the lobby message up to date (`closed`: its last words, no buttons)."""
-        if closed is not None:  # its last words: never lost, not even to 429s
-            if record.lobby.message_id is not None:
-                rendered = self._render(record, closed)
-                await self.screens.post(
-                    record.chat_id, rendered, message_id=record.lobby.message_id
-                )
+        """Bring the lobby message up to date (`closed`: its last words, no buttons). Its
+        latest state wins and is never lost, not even to 429s."""
+        if closed is not None and record.lobby.message_id is None:
             return
-        try:
-            sent = await self.out.show(
-                record.chat_id,
-                record.lobby.message_id,
-                self._render(record, closed, pick_level=pick_level),
-            )
-        except (Blocked, SendError) as exc:
-            logger.info("could not update lobby of chat %s: %s", record.chat_id, exc)
-            return
-        if sent.new and closed is None:
-            record.lobby.message_id = sent.message_id
-            await self.store.save(record)
+        self.screens.lobby(record, self._render(record, closed, pick_level=pick_level))
 
     # ---------------------------------------------------------------- the lobby's buttons
 
@@ -310,7 +295,7 @@ class Lobbies(Room):
         await self.store.save(record)
         await self.out.answer(query, started or None)
         await self.refresh(record, closed="lobby-started")
-        await self.screens.table(record)
+        self.screens.table(record)
         await self.screens.hands(record, force=True)
         await self.computers.drive(record)
 

@@ -96,9 +96,9 @@ class Moderation(Room):
             if was_lobby:
                 await self.lobbies.closed(record, "cancelled", by=person.user_id)
             else:
-                await self.screens.close_hands(record, "hand-cancelled")
+                self.screens.close_hands(record, "hand-cancelled")
                 # The table's last state, without "waiting for" or the button to the hand.
-                await self.screens.table(record, closed=self.kit.t(lang, "hand-cancelled"))
+                self.screens.table(record, closed=self.kit.t(lang, "hand-cancelled"))
             # A lobby has no result to speak of: the lobby's own words, under the /cancel.
             key = "lobby-cancelled" if was_lobby else "game-cancelled"
             await self._reply(chat_id, lang, key, message_id)
@@ -261,7 +261,7 @@ class Moderation(Room):
             await self.store.close_game(record)
         except Conflict:
             return
-        await self.screens.close_hands(record, "hand-bot-removed")
+        self.screens.close_hands(record, "hand-bot-removed")
 
     async def migrate(self, *, old_chat_id: int, new_chat_id: int) -> None:
         """A group became a supergroup: its game moves with it."""

@@ -51,17 +51,21 @@ class Moves(Room):
             intent = data.intent
             if isinstance(intent, Refresh):
                 await out.answer(query)
-                await self.screens.hands(record, only={pid}, force=True)
+                await self.screens.hands(record, only={pid}, force=True, actor=pid)
                 return
+            # A tap is judged against what that keyboard showed: one made at this move, or
+            # one made earlier that still shows what the player can decide now (a later
+            # move of someone else changed nothing of it). Else it is out of date.
             shown = self.screens.shown_move(record, pid)
-            if data.move < (game.move_number if shown is None else shown) or (
-                data.move > game.move_number
+            if data.move > game.move_number or (
+                data.move < game.move_number
+                and (data.move != shown or not self.screens.sees_current(record, pid))
             ):
                 if self.screens.is_current(record, pid):  # a doubled tap: nothing to show
                     await out.answer(query)
                     return
                 await out.answer(query, t(lang, "error-stale"))
-                await self.screens.hands(record, only={pid}, force=True)
+                await self.screens.hands(record, only={pid}, force=True, actor=pid)
                 return
             if isinstance(intent, CardTap):
                 action = await self._card(record, pid, lang, intent, query)
@@ -86,7 +90,7 @@ class Moves(Room):
             # to Telegram for the tap, not two).
             answering = asyncio.ensure_future(out.answer(query))
             try:
-                await self.computers.after_move(record)
+                await self.computers.after_move(record, actor=pid)
             finally:
                 await answering
 
@@ -132,7 +136,7 @@ class Moves(Room):
                 await self.out.answer(
                     query, self.kit.t(self.kit.lang_of(record, pid), "error-stale")
                 )
-                await self.screens.hands(record, only={pid}, force=True)
+                await self.screens.hands(record, only={pid}, force=True, actor=pid)
                 return
         await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
 
@@ -180,14 +184,7 @@ class Moves(Room):
     async def _hand_anew(self, record: GameRecord, person: Person) -> None:
         """The player's hand as a new message; the old one keeps only a line of text."""
         pid = person.player_id
-        old = record.hand_messages.pop(pid, None)
         self.screens.drop_hand(record, pid)
         if pid in record.meta.blocked:
             record.meta.blocked.remove(pid)
-        await self.screens.hands(record, only={pid}, force=True)
-        new = record.hand_messages.get(pid)
-        if old is not None and new is None:  # not sent: the old one stays the hand
-            record.hand_messages[pid] = old
-        elif old is not None and new != old:
-            text = render.Rendered(self.kit.t(self.kit.lang_of(record, pid), "hand-replaced"))
-            await self.out.close_keyboard(person.user_id, old, text)
+        await self.screens.hands(record, only={pid}, force=True, actor=pid, anew=True)

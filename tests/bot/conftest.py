@@ -1,8 +1,12 @@
 """A whole bot against the fake Bot API: real python-telegram-bot HTTP stack, real SQLite.
 
 `BotHarness` starts the application the way `run_polling` would (initialize, then
-`start_services`, which is the `post_init` hook), with a manual clock for deadlines
-and no table-edit coalescing delay, so tests never sleep.
+`start_services`, which is the `post_init` hook), with a manual clock for deadlines and a
+virtual one for the sender (`tests.fakes.timing`), so tests never sleep. The fake enforces
+Telegram's flood limits (429 with retry_after) on that virtual clock, as Telegram would.
+
+`send` delivers updates and then waits until the bot has sent everything they caused
+(`settle`); a test that calls a room directly calls `settle` itself.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from bot.config import Settings
 from bot.play import Rooms
 from bot.telegram.handlers import ROOMS_KEY
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
+from tests.fakes.timing import VirtualTiming
 
 TOKEN = "123456:TEST-TOKEN-abcdef"
 
@@ -44,7 +49,7 @@ class BotHarness:
     settings: Settings
     app: Any = None
     seed: int = 1000
-    rate_limiter: bool = False  # production's AIORateLimiter
+    timing: VirtualTiming = field(default_factory=VirtualTiming)
     users: dict[int, FakeUser] = field(default_factory=dict)
     known_hands: dict[int, int] = field(default_factory=dict)
 
@@ -58,8 +63,8 @@ class BotHarness:
             self.settings,
             request=self.fake.request(),
             get_updates_request=self.fake.updates_request(),
-            rate_limiter=self.rate_limiter,
             clock=self.clock,
+            timing=self.timing,
             seeds=self._next_seed,
         )
         await self.app.initialize()
@@ -80,7 +85,21 @@ class BotHarness:
         await self.start()
 
     async def send(self, *updates: dict[str, Any]) -> None:
+        """Deliver updates, then wait until what they caused went out."""
         await self.fake.deliver(self.app, *updates)
+        await self.settle()
+
+    async def settle(self) -> None:
+        """Until the bot has nothing left to send and no background work (new message ids
+        being stored, say): the sender's waits for its budgets pass on the virtual clock."""
+        rooms = self.rooms
+        while True:
+            await rooms.sender.settled()
+            if not rooms.store.background.busy():
+                if not rooms.sender.busy():
+                    return
+                continue
+            await rooms.store.background.settle()
 
     def user(self, user_id: int, name: str, lang: str = "en") -> FakeUser:
         user = self.fake.user(user_id, name, language_code=lang)
@@ -129,6 +148,7 @@ class BotHarness:
         record.game = game
         await self.rooms.store.save(record)
         await self.rooms.screens.hands(record, force=True)
+        await self.settle()
 
     async def tap_random(self, user: FakeUser, rng: random.Random) -> bool:
         """Tap a random button of the user's hand keyboard; False if it has none."""
@@ -159,6 +179,7 @@ async def harness(tmp_path: Path) -> AsyncIterator[BotHarness]:
     fake = FakeTelegram(token=TOKEN)
     db_path = tmp_path / "durak.sqlite3"
     h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
+    fake.enforce(clock=h.timing.now)  # Telegram's limits (tests.fakes.telegram.limits)
     await h.start()
     try:
         yield h

@@ -68,7 +68,7 @@ async def test_a_result_is_posted_however_many_429s_come(harness: BotHarness) ->
     await h.send(bob.tap(h.hand_message(bob), "7♠"))  # the last move
     await h.rooms.store.background.settle()
     assert "Game over" in h.fake.last_message(group.id).text
-    assert waited == [4.0, 4.0, 4.0]
+    assert waited.count(4.0) == 3  # each 429 waited out exactly (other waits: budgets)
 
 
 async def test_a_lobbys_last_words_survive_429s(harness: BotHarness) -> None:

@@ -30,7 +30,6 @@ async def test_long_polling_handles_updates_and_resumes_after_restart(tmp_path: 
             settings,
             request=fake.request(),
             get_updates_request=fake.updates_request(),
-            rate_limiter=False,
         )
         handled = asyncio.Event()
         seen: list[int] = []
@@ -76,7 +75,6 @@ async def test_failed_polls_are_an_outage_in_the_log_and_other_errors_reach_the_
         make_settings(tmp_path / "db.sqlite3"),
         request=fake.request(),
         get_updates_request=UpdatesRequest(watch=watch, httpx_kwargs={"transport": fake.transport}),
-        rate_limiter=False,
     )
     handled = asyncio.Event()
     errors: list[object] = []

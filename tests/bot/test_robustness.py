@@ -46,14 +46,10 @@ async def attack(h: BotHarness, group: FakeGroup) -> FakeUser:
 
 
 def waits_recorded(h: BotHarness) -> list[float]:
-    """The outbox's waits for a 429, recorded instead of slept."""
-    waited: list[float] = []
-
-    async def no_wait(seconds: float) -> None:
-        waited.append(seconds)
-
-    h.rooms.kit.out.sleep = no_wait
-    return waited
+    """From now on, each wait of the bot for Telegram (a 429's retry_after, a budget), in
+    seconds of the virtual clock (nothing is slept)."""
+    h.timing.jumps.clear()
+    return h.timing.jumps
 
 
 async def flushes_until_done(coalescer: Coalescer) -> int:

@@ -1,0 +1,130 @@
+"""The bot's own count of what it sent, per chat and in all, against Telegram's limits.
+
+Telegram asks for about one message a second per chat (short bursts allowed), at most 20 a
+minute per group, and about 30 a second for the whole bot; edits and deletions count the
+same as new messages, answers to button taps not at all. Past that it answers 429 with
+`retry_after`. `Budgets` keeps a sliding window per chat and one for the bot (at most
+`count` calls in any `seconds`, not a burst then a rate), so that the sender sends only what
+Telegram will take, and it remembers each chat's 429 pause: a 429 pauses that chat alone,
+for exactly the `retry_after` Telegram asked.
+
+A group keeps `Limits.reserve` calls of each window for messages that matter once (the
+lobby, the start, the result, a notice): the table and the hands, which are edited again and
+again, may use only the rest.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+SLACK: Final = 0.05
+"""Seconds added to a window's end before its oldest call counts as gone: Telegram's clock
+and ours are not the same one, and a call that reaches it a moment early is refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """At most `count` calls in any `seconds`."""
+
+    count: int
+    seconds: float
+
+    @property
+    def gap(self) -> float:
+        """The steady spacing that uses the window evenly."""
+        return self.seconds / self.count
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    private: Window = Window(3, 3.0)  # about one a second, a burst of three
+    group: Window = Window(20, 60.0)
+    bot: Window = Window(30, 1.0)
+    reserve: int = 3  # of a group's window, for messages that matter once
+
+    def chat(self, chat_id: int) -> Window:
+        return self.private if chat_id > 0 else self.group
+
+
+class _Calls:
+    """The times of the calls in one window (oldest first)."""
+
+    __slots__ = ("times", "window")
+
+    def __init__(self, window: Window) -> None:
+        self.window = window
+        self.times: deque[float] = deque()
+
+    def ready_at(self, now: float, room: int) -> float:
+        """When a call may go if only `room` of the window's calls may be used: now, or when
+        enough of the older calls have left the window."""
+        times = self.times
+        horizon = now - self.window.seconds - SLACK
+        while times and times[0] <= horizon:
+            times.popleft()
+        if room <= 0:
+            return now + self.window.seconds  # never, in effect: check again later
+        excess = len(times) - room
+        if excess < 0:
+            return now
+        return times[excess] + self.window.seconds + SLACK
+
+
+class Budgets:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._chats: dict[int, _Calls] = {}
+        self._bot = _Calls(limits.bot)
+        self._paused: dict[int, float] = {}  # chat id -> until when Telegram said wait
+
+    def _calls(self, chat_id: int) -> _Calls:
+        calls = self._chats.get(chat_id)
+        if calls is None:
+            calls = self._chats[chat_id] = _Calls(self.limits.chat(chat_id))
+        return calls
+
+    def note(self, chat_id: int, now: float) -> None:
+        """A counted call to `chat_id` goes out now."""
+        self._calls(chat_id).times.append(now)
+        self._bot.times.append(now)
+
+    def pause(self, chat_id: int, now: float, seconds: float) -> None:
+        """Telegram answered 429: nothing more to this chat for `seconds`."""
+        self._paused[chat_id] = max(self._paused.get(chat_id, 0.0), now + seconds)
+
+    def chat_ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:
+        """When the chat's next counted call may go. A call that may be repeated later (the
+        table, a hand) leaves a group's reserve alone; one that matters `once` may use it."""
+        calls = self._calls(chat_id)
+        room = calls.window.count
+        if chat_id < 0 and not once:
+            room -= self.limits.reserve
+        at = calls.ready_at(now, room)
+        paused = self._paused.get(chat_id)
+        if paused is not None:
+            if paused <= now:
+                del self._paused[chat_id]
+            else:
+                at = max(at, paused)
+        return at
+
+    def bot_ready_at(self, now: float) -> float:
+        """When the bot's next counted call may go, whatever the chat."""
+        return self._bot.ready_at(now, self.limits.bot.count)
+
+    def ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:
+        return max(self.chat_ready_at(chat_id, now, once=once), self.bot_ready_at(now))
+
+    def steady_gap(self, chat_id: int) -> float:
+        """The spacing of a chat's repeated edits that leaves its window (and reserve) free."""
+        window = self.limits.chat(chat_id)
+        room = window.count - (self.limits.reserve if chat_id < 0 else 0)
+        return window.seconds / max(1, room)
+
+    def forget(self, chat_id: int) -> None:
+        """The chat is quiet: its window need not be kept (a pause is)."""
+        calls = self._chats.get(chat_id)
+        if calls is not None and not calls.times:
+            del self._chats[chat_id]

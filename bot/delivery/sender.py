@@ -1,0 +1,483 @@
+"""One mechanism decides what goes out, and when: `Sender`.
+
+Each message the bot keeps (a group's table, a player's hand, a lobby) is a **slot** holding
+the latest content wanted there. A slot that changes again before it could be sent is sent
+once, with the latest content: latest state wins, nothing is queued twice. A message that
+matters once (a result, a notice, a lobby's last words) is a slot of its own that is `kept`:
+it is never dropped, however many 429s Telegram answers.
+
+The sender sends within the `Budgets` of each chat and of the whole bot, one call at a time
+per chat, and the most urgent slot first (`Priority`): the hand of a player the game waits
+for, then the tapping player's own hand, then messages that matter once, then the table,
+then the hands of players who cannot act. Answers to taps do not come here: they have no
+limit and go out at once.
+
+Features never wait for it: `put` returns at once, and what Telegram says comes back
+through the slot's callbacks (`on_done`, `on_failed`), which must not block (they may spawn
+a task). A 429 (noted by `Outbox`) pauses that chat alone for exactly its `retry_after`; a
+timeout or a network error is tried again later, a few seconds first, then longer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import math
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, Final, Protocol
+
+from telegram.error import RetryAfter, TelegramError
+
+from bot.delivery.budget import Budgets
+from bot.delivery.outbox import Blocked, Outbox, Sent, transient
+from bot.render import Rendered
+
+logger = logging.getLogger(__name__)
+
+FIRST_RETRY: Final = 1.0  # seconds before a lost call is tried again, doubling each time
+LAST_RETRY: Final = 60.0  # and at most this
+MAX_FAILURES: Final = 8  # transient failures in a row before a slot's content is given up
+
+
+class Priority(IntEnum):
+    AWAITED = 0  # the hand of a player the game waits for
+    OWN = 1  # the tapping player's own hand
+    ONCE = 2  # a message that matters once: a result, a notice, a lobby
+    TABLE = 3  # the group's table
+    PASSIVE = 4  # the hands of players who cannot act now, retired messages
+
+
+class Timing(Protocol):
+    """The sender's clock: `now()` in seconds, and a wait that ends early when `wake` is set."""
+
+    def now(self) -> float: ...
+
+    async def wait(self, wake: asyncio.Event, seconds: float) -> None: ...
+
+
+class LoopTiming:
+    """The event loop's clock (production)."""
+
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    async def wait(self, wake: asyncio.Event, seconds: float) -> None:
+        if math.isinf(seconds):
+            await wake.wait()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), max(0.0, seconds))
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """What Telegram took: the message now showing the slot's content, whether it is new,
+    and the message it replaced (a `fresh` send), if any."""
+
+    message_id: int
+    new: bool
+    previous: int | None = None
+
+
+Done = Callable[[Delivered, Any], None]
+Failed = Callable[[BaseException, Any], None]
+
+
+@dataclass(eq=False, slots=True)
+class Slot:
+    key: Hashable
+    chat_id: int
+    priority: Priority
+    message_id: int | None = None  # the message it shows; None: the next send is new
+    content: Rendered | None = None  # wanted there and not yet sent
+    tag: Any = None  # what the content stands for, handed back to the callbacks
+    fresh: bool = False  # the next send is a new message (it notifies), the old one retired
+    retired: Rendered | None = None  # the old message's last words after a fresh send
+    delete_old: bool = True  # and it is deleted (where Telegram lets it) rather than edited
+    kept: bool = False  # matters once: never dropped for want of budget
+    reply_to: int | None = None
+    gap: float = 0.0  # at least this long between two sends of this slot
+    on_done: Done | None = None
+    on_failed: Failed | None = None
+    release: bool = False  # dropped once its content is out
+    delete: bool = False  # the content is: delete the message (else edit it to `retired`)
+    seq: int = 0  # when it first wanted to go: ties of priority go first come first
+    last_sent: float = -math.inf
+    not_before: float = -math.inf  # after a lost call
+    failures: int = 0
+    sending: bool = False
+    shown: Rendered | None = None  # what Telegram last took for it
+
+
+class Sender:
+    def __init__(self, out: Outbox, budgets: Budgets, timing: Timing | None = None) -> None:
+        self.out = out
+        self.budgets = budgets
+        self.timing: Timing = timing or LoopTiming()
+        self._slots: dict[Hashable, Slot] = {}
+        self._chats: dict[int, dict[Hashable, Slot]] = {}  # slots with content, per chat
+        self._busy: set[int] = set()  # chats with a call in flight
+        self._seq = itertools.count()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._task: asyncio.Task[None] | None = None
+        self._calls: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self.merged = 0  # contents replaced before they could go (latest state won)
+        self.deferred = 0  # sends that waited for a budget
+
+    # ---------------------------------------------------------------- features' side
+
+    def slot(self, key: Hashable) -> Slot | None:
+        return self._slots.get(key)
+
+    def put(
+        self,
+        key: Hashable,
+        chat_id: int,
+        content: Rendered,
+        *,
+        priority: Priority,
+        message_id: int | None = None,
+        tag: Any = None,
+        fresh: bool = False,
+        retired: Rendered | None = None,
+        delete_old: bool = True,
+        gap: float = 0.0,
+        kept: bool = False,
+        on_done: Done | None = None,
+        on_failed: Failed | None = None,
+    ) -> Slot:
+        """Want `content` shown in the slot `key` (created with `message_id`, the message it
+        edits; later the slot knows its message itself). Replaces content not yet sent."""
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = Slot(key, chat_id, priority, message_id=message_id)
+        elif slot.content is not None:
+            self.merged += 1
+        elif not fresh and not slot.sending and slot.shown == content:
+            slot.tag = tag  # it shows that already: Telegram would say "not modified"
+            return slot
+        slot.content = content
+        slot.tag = tag
+        slot.priority = priority
+        slot.fresh = slot.fresh or fresh
+        slot.retired = retired or slot.retired
+        slot.delete_old = delete_old
+        slot.gap = gap
+        slot.kept = kept
+        slot.on_done = on_done
+        slot.on_failed = on_failed
+        slot.failures = 0
+        slot.not_before = -math.inf
+        self._want(slot)
+        return slot
+
+    def once(
+        self,
+        chat_id: int,
+        content: Rendered,
+        *,
+        message_id: int | None = None,
+        reply_to: int | None = None,
+        priority: Priority = Priority.ONCE,
+        on_done: Done | None = None,
+    ) -> None:
+        """A message that matters once: sent (or `message_id` edited, sent anew if it is
+        gone) when the chat's budget allows, never dropped for a 429."""
+        key = ("once", next(self._seq))
+        slot = self._slots[key] = Slot(
+            key, chat_id, priority, message_id=message_id, kept=True, release=True
+        )
+        slot.content = content
+        slot.reply_to = reply_to
+        slot.on_done = on_done
+        self._want(slot)
+
+    def retire(
+        self, chat_id: int, message_id: int, last_words: Rendered, *, delete: bool = True
+    ) -> None:
+        """An old message that a new one replaced: deleted, or where Telegram refuses (or not
+        `delete`), edited to `last_words` without buttons."""
+        key = ("retire", chat_id, message_id)
+        slot = self._slots[key] = Slot(
+            key, chat_id, Priority.PASSIVE, message_id=message_id, kept=True, release=True
+        )
+        slot.content = last_words
+        slot.delete = True
+        slot.delete_old = delete
+        self._want(slot)
+
+    def release(self, key: Hashable) -> None:
+        """The slot is no longer needed once what it holds is out (a game ended)."""
+        slot = self._slots.get(key)
+        if slot is None:
+            return
+        if slot.content is None and not slot.sending:
+            self._drop(slot)
+        else:
+            slot.release = True
+
+    def drop(self, key: Hashable) -> None:
+        """Forget the slot and what it still holds (unless that matters once)."""
+        slot = self._slots.get(key)
+        if slot is None:
+            return
+        if slot.kept and slot.content is not None:
+            slot.release = True
+            return
+        slot.content = None
+        if slot.sending:
+            slot.release = True
+            chat = self._chats.get(slot.chat_id)
+            if chat is not None:
+                chat.pop(slot.key, None)
+                if not chat:
+                    del self._chats[slot.chat_id]
+        else:
+            self._drop(slot)
+
+    def drop_chat(self, chat_id: int) -> None:
+        """Nothing more goes to the chat (it moved: a supergroup migration)."""
+        for slot in list(self._slots.values()):
+            if slot.chat_id == chat_id:
+                slot.kept = False
+                self.drop(slot.key)
+
+    def pending(self, chat_id: int) -> bool:
+        """Whether something is still to go into the chat."""
+        return bool(self._chats.get(chat_id)) or chat_id in self._busy
+
+    def busy(self) -> bool:
+        """Whether anything is wanted or on its way."""
+        return not self._idle.is_set()
+
+    async def settled(self) -> None:
+        """Until nothing is left to send (tests, shutdown)."""
+        await self._idle.wait()
+
+    # ---------------------------------------------------------------- the loop
+
+    def _want(self, slot: Slot) -> None:
+        if self._closed:
+            return
+        chat = self._chats.setdefault(slot.chat_id, {})
+        if slot.key not in chat:
+            chat[slot.key] = slot
+            slot.seq = next(self._seq)
+        self._idle.clear()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def _drop(self, slot: Slot) -> None:
+        self._slots.pop(slot.key, None)
+        chat = self._chats.get(slot.chat_id)
+        if chat is not None:
+            chat.pop(slot.key, None)
+            if not chat:
+                del self._chats[slot.chat_id]
+
+    def _choose(
+        self, chat: dict[Hashable, Slot], chat_id: int, now: float
+    ) -> tuple[Slot | None, float]:
+        """The chat's most urgent slot that may go now, or else the one that may go soonest,
+        and when."""
+        best: Slot | None = None
+        best_at = math.inf
+        for slot in list(chat.values()):
+            if slot.content is None:  # (nothing wanted: it should not be here)
+                del chat[slot.key]
+                continue
+            at = max(
+                slot.not_before,
+                slot.last_sent + slot.gap,
+                self.budgets.chat_ready_at(chat_id, now, once=slot.kept),
+            )
+            if at <= now:
+                if (
+                    best is None
+                    or best_at > now
+                    or (slot.priority, slot.seq)
+                    < (
+                        best.priority,
+                        best.seq,
+                    )
+                ):
+                    best, best_at = slot, at
+            elif best is None or (best_at > now and at < best_at):
+                best, best_at = slot, at
+        return best, best_at
+
+    async def _run(self) -> None:
+        while not self._closed:
+            try:
+                await self._round()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug: logged, and the sender goes on
+                logger.exception("the sender failed")
+                await self.timing.wait(self._wake, FIRST_RETRY)
+
+    async def _round(self) -> None:
+        """Start what may go now; then wait until something changes or is due."""
+        timing = self.timing
+        self._wake.clear()
+        now = timing.now()
+        ready: list[Slot] = []
+        soonest = math.inf
+        for chat_id, chat in list(self._chats.items()):
+            if chat_id in self._busy:
+                continue
+            slot, at = self._choose(chat, chat_id, now)
+            if not chat:
+                del self._chats[chat_id]
+            elif slot is not None and at <= now:
+                ready.append(slot)
+            else:
+                soonest = min(soonest, at)
+        ready.sort(key=lambda s: (s.priority, s.seq))
+        for slot in ready:
+            bot_at = self.budgets.bot_ready_at(now)
+            if bot_at > now:  # the bot's ceiling: the most urgent went first
+                soonest = min(soonest, bot_at)
+                self.deferred += 1
+                break
+            self._start(slot, now)
+        if not self._chats and not self._busy:
+            self._idle.set()
+            await self._wake.wait()
+            return
+        # until a call returns (the chat may go on), a slot is wanted, or time is up
+        await timing.wait(self._wake, soonest - now)
+
+    def _start(self, slot: Slot, now: float) -> None:
+        chat = self._chats[slot.chat_id]
+        del chat[slot.key]
+        if not chat:
+            del self._chats[slot.chat_id]
+        self._busy.add(slot.chat_id)
+        slot.sending = True
+        self.budgets.note(slot.chat_id, now)
+        task = asyncio.get_running_loop().create_task(self._send(slot, now))
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+
+    async def _send(self, slot: Slot, now: float) -> None:
+        content, tag = slot.content, slot.tag
+        slot.content = None
+        fresh = slot.fresh
+        previous = slot.message_id
+        error: BaseException | None = None
+        delivered: Delivered | None = None
+        try:
+            if content is None:
+                pass  # dropped meanwhile
+            elif slot.delete and previous is not None:
+                if not slot.delete_old or not await self.out.delete(
+                    slot.chat_id, previous, budgeted=True
+                ):
+                    await self.out.close_keyboard(
+                        slot.chat_id, previous, content, resend=False, budgeted=not slot.delete_old
+                    )
+                delivered = Delivered(previous, new=False)
+            elif fresh or previous is None:
+                mid = await self.out.send(
+                    slot.chat_id, content, reply_to=slot.reply_to, patient=False, budgeted=True
+                )
+                delivered = Delivered(mid, new=True, previous=previous)
+            else:
+                sent: Sent = await self.out.show(
+                    slot.chat_id, previous, content, patient=False, budgeted=True
+                )
+                delivered = Delivered(sent.message_id, new=sent.new)
+        except (Blocked, TelegramError) as exc:
+            error = exc
+        except Exception as exc:  # a bug: logged, the slot given up
+            logger.exception("sending to chat %s failed", slot.chat_id)
+            error = exc
+        finally:
+            slot.sending = False
+            self._busy.discard(slot.chat_id)
+        if delivered is not None:
+            slot.shown = content
+            self._delivered(slot, delivered, tag, fresh)
+        elif error is not None and content is not None:
+            self._failed(slot, content, tag, error)
+        if slot.release and slot.content is None and not slot.sending:
+            self._drop(slot)
+        if not self._closed:
+            self._wake.set()
+
+    def _delivered(self, slot: Slot, delivered: Delivered, tag: Any, fresh: bool) -> None:
+        slot.message_id = delivered.message_id
+        slot.last_sent = self.timing.now()
+        slot.failures = 0
+        if fresh:
+            slot.fresh = False
+            if delivered.previous is not None and delivered.previous != delivered.message_id:
+                self.retire(
+                    slot.chat_id,
+                    delivered.previous,
+                    slot.retired or Rendered("…"),
+                    delete=slot.delete_old,
+                )
+        if slot.on_done is not None:
+            try:
+                slot.on_done(delivered, tag)
+            except Exception:
+                logger.exception("after a message to chat %s was sent", slot.chat_id)
+
+    def _failed(self, slot: Slot, content: Rendered, tag: Any, error: BaseException) -> None:
+        retry = isinstance(error, RetryAfter) or (
+            isinstance(error, TelegramError) and transient(error)
+        )
+        if retry and slot.content is None:  # nothing newer wanted: this again
+            if not isinstance(error, RetryAfter):  # (a 429 paused the chat: no failure)
+                slot.failures += 1
+                wait = min(LAST_RETRY, FIRST_RETRY * 2 ** (slot.failures - 1))
+                slot.not_before = self.timing.now() + wait
+            if slot.failures <= MAX_FAILURES:
+                slot.content, slot.tag = content, tag
+                self._want(slot)
+                return
+            logger.warning(
+                "chat %s: giving up a message after %s failures", slot.chat_id, MAX_FAILURES
+            )
+        elif retry:
+            return  # newer content is wanted already: it goes instead
+        else:
+            logger.info("chat %s refused a message: %s", slot.chat_id, error)
+        if slot.on_failed is not None:
+            try:
+                slot.on_failed(error, tag)
+            except Exception:
+                logger.exception("after a message to chat %s failed", slot.chat_id)
+
+    # ---------------------------------------------------------------- shutdown
+
+    async def close(self, *, within: float = 5.0) -> None:
+        """Send what is left for at most `within` seconds (of the sender's clock), then
+        stop: messages still waiting then are lost (a restart shows every game anew)."""
+        deadline = self.timing.now() + within
+        while not self._idle.is_set():
+            left = deadline - self.timing.now()
+            if left <= 0:
+                break
+            await self.timing.wait(self._idle, left)
+        self._closed = True
+        self._wake.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for task in list(self._calls):
+            task.cancel()
+        left_over = sum(1 for s in self._slots.values() if s.content is not None)
+        if left_over:
+            logger.info("stopped with %d messages not sent", left_over)
