@@ -11,6 +11,7 @@ from storage.database import QUICK_CHECK_SECONDS, Database, Transaction, check_d
 from storage.errors import (
     Conflict,
     DatabaseBusy,
+    DatabaseUnavailable,
     DatabaseUnusable,
     InvalidRecord,
     NotFound,
@@ -58,6 +59,7 @@ __all__ = [
     "Database",
     "DatabaseBusy",
     "DatabaseURL",
+    "DatabaseUnavailable",
     "DatabaseUnusable",
     "Departure",
     "FinishedGame",

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from storage.backend import Backend, SqliteBackend, read_outcome
-from storage.errors import DatabaseBusy, StorageError
+from storage.errors import DatabaseBusy, DatabaseUnavailable, StorageError
 from storage.records import GameRecord
 from storage.repositories import (
     ChatRepository,
@@ -279,8 +279,10 @@ class Database:
         try:
             await committed
         except Exception as error:
-            # Logged here too: a caller cancelled meanwhile never hears of it.
-            logger.warning("a COMMIT failed, the transaction is rolled back: %s", error)
+            # Logged here too: a caller cancelled meanwhile never hears of it. A database that
+            # cannot store (a full disk) fails every COMMIT: its caller reports the outage.
+            log = logger.debug if isinstance(error, DatabaseUnavailable) else logger.warning
+            log("a COMMIT failed, the transaction is rolled back: %s", error)
             async with self._lock:
                 if not self._closed:
                     await self._backend.rollback()

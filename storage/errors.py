@@ -37,6 +37,14 @@ class DatabaseUnusable(StorageError):
         super().__init__(message)
 
 
+class DatabaseUnavailable(DatabaseUnusable):
+    """The database refused a statement for a reason outside what it holds: its file system
+    is full, the file is read-only for this process, an I/O error, it cannot be opened.
+    Nothing of that transaction was stored. At start-up the bot does not start (as for any
+    `DatabaseUnusable`); while it runs, each update is answered "could not be saved", and it
+    carries on once the operator has fixed the cause (freed space, say)."""
+
+
 class SchemaTooNew(DatabaseUnusable):
     """The database was migrated by a newer version of the code than this one."""
 

@@ -42,7 +42,7 @@ from bot.delivery import Tap
 from bot.kit import Person
 from bot.play import Rooms
 from bot.render import Rendered
-from storage import Conflict, StorageError
+from storage import Conflict, DatabaseUnavailable, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -295,14 +295,25 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         await _dispatch(rooms, tap, person, data)
     except StorageError as exc:
+        rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
+        log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
-            logger.warning("storing after a tap of user %s failed: %s", user.id, exc)
+            log("storing after a tap of user %s failed: %s", user.id, exc)
             return
         if isinstance(exc, Conflict):  # another writer got there first: nothing was applied
             await out.answer(tap, t(user.language_code, "error-conflict"))
             return
-        logger.warning("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
-        await out.answer(tap, t(user.language_code, "error-storage"))
+        log("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
+        await out.answer(tap, t(user.language_code, storage_error_key(exc)))
+
+
+def storage_error_key(error: StorageError) -> str:
+    """What a user is told of a save that failed (nothing of it happened)."""
+    if isinstance(error, Conflict):
+        return "error-conflict"
+    if isinstance(error, DatabaseUnavailable):  # the server has a problem: not "just now"
+        return "error-unavailable"
+    return "error-storage"
 
 
 async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> None:
@@ -397,6 +408,33 @@ def _as_oneself(callback: Callback) -> Callback:
     return command
 
 
+def _storing(callback: Callback, *, reply: bool = True) -> Callback:
+    """A handler whose save failed (a database locked too long, full, read-only) says so in
+    a reply to the command ("could not be saved, nothing happened"), as a tap is answered,
+    instead of an update error with a traceback and an operator report each time; the
+    operator hears of a database that cannot store once (`DatabaseWatch`). ``reply=False``:
+    an update nobody waits for (a member left), only logged."""
+
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        try:
+            await callback(update, context)
+        except StorageError as exc:
+            rooms = rooms_of(context)
+            rooms.store.watch.failed(exc)
+            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log("an update was not stored: %s", exc)
+            message = update.effective_message
+            if not reply or message is None:
+                return
+            try:
+                lang = await _language(update, context)
+            except StorageError:  # the database cannot be read either
+                lang = rooms.kit.tr.normalize(_lang(update))
+            await _answer(context, message, [rooms.kit.t(lang, storage_error_key(exc))])
+
+    return handler
+
+
 def register(application: Application) -> None:  # type: ignore[type-arg]
     """Wire the handlers, in this order: commands, buttons, membership, migration, errors."""
     commands: dict[str, Callback] = {
@@ -417,6 +455,7 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     for name, callback in commands.items():
         if name not in ("help", "howto", "rules"):  # these need not know who asks
             callback = _as_oneself(callback)
+        callback = _storing(callback)
         application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
     # Anything else in private (text, an unknown command): what the bot understands.
     application.add_handler(
@@ -425,9 +464,15 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
         )
     )
     application.add_handler(CallbackQueryHandler(button))
-    application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
-    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))
-    application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left))
+    application.add_handler(
+        ChatMemberHandler(_storing(my_membership, reply=False), ChatMemberHandler.MY_CHAT_MEMBER)
+    )
+    application.add_handler(
+        MessageHandler(filters.StatusUpdate.MIGRATE, _storing(migrated, reply=False))
+    )
+    application.add_handler(
+        MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, _storing(member_left, reply=False))
+    )
     application.add_error_handler(on_error)
 
 

@@ -129,3 +129,32 @@ def result(
         participants=participants,
         practice=practice,
     )
+
+
+@contextlib.contextmanager
+def small_file_system(folder: Path, size_kib: int = 2048) -> Iterator[Path]:
+    """A tmpfs of ``size_kib`` mounted on ``folder`` (made) for the block, to fill up as a
+    full disk would be: skips where mounting is not allowed (not root, a container without
+    the right)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill(folder: Path) -> Path:
+    """Write a file in ``folder`` until its file system is full; the file (delete it to
+    free the space again)."""
+    filler = folder / "filler"
+    with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):  # ENOSPC
+        while out.write(b"\0" * 4096):
+            pass
+    return filler
