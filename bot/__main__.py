@@ -7,7 +7,8 @@ code (the traceback only at `LOG_LEVEL=DEBUG`):
 - 0: stopped by SIGTERM or SIGINT (pending table edits sent, the database closed);
 - 1: an unexpected error (a bug), logged with its traceback;
 - 2: something to fix before starting again: a setting (missing, malformed, or a token
-  Telegram rejects) or the database (damaged, not a database, read-only, a newer schema);
+  Telegram rejects) or the database (damaged, not a database, read-only, its disk full, a
+  newer schema);
 - 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`): starting again
   later may work.
 
