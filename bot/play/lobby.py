@@ -106,8 +106,9 @@ class Lobbies(Room):
             await self.store.save(record)
             raise
         # A timeout or network error may have delivered the message all the same: the lobby
-        # stays, its first change sends it anew (`refresh`), and so does /newgame.
-        await self.store.save(record)
+        # stays, its first change sends it anew (`refresh`), and so does /newgame. Its id,
+        # if it cannot be stored now, is kept in memory (never a reason to send it again).
+        await self.store.save_quietly(record)
         return record
 
     def _render(
@@ -158,7 +159,7 @@ class Lobbies(Room):
             return
         if sent.new and closed is None:
             record.lobby.message_id = sent.message_id
-            await self.store.save(record)
+            await self.store.save_quietly(record)
 
     # ---------------------------------------------------------------- the lobby's buttons
 

@@ -113,9 +113,12 @@ async def test_on_a_full_disk_newgame_says_it_could_not_be_saved(
     assert "Join" in h.lobby_message(group).button_texts
 
 
-def unavailable_writes(h: BotHarness, monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+def unavailable_writes(
+    h: BotHarness, monkeypatch: pytest.MonkeyPatch, *, transactions: bool = True
+) -> Callable[[], None]:
     """Every write fails as on a file the bot may no longer write (the error SQLite gives
-    for one, as the storage layer maps it); returns the undo. Runs on any machine."""
+    for one, as the storage layer maps it); with ``transactions=False`` only the saves of a
+    game's record (`Database.save_game`). Returns the undo. Runs on any machine."""
     db = h.rooms.kit.db
     real, real_save = db.transaction, db.save_game
     error = sqlite3.OperationalError("attempt to write a readonly database")
@@ -127,7 +130,7 @@ def unavailable_writes(h: BotHarness, monkeypatch: pytest.MonkeyPatch) -> Callab
         raise refused
 
     def transaction(*, readonly: bool = False) -> Any:
-        if not readonly:
+        if not readonly and transactions:
             refuse()
         return real(readonly=readonly)
 
@@ -171,3 +174,22 @@ async def test_a_hand_whose_new_id_cannot_be_stored_is_not_sent_again(
     hand = h.hand_message(alice)
     assert hand.buttons
     assert not h.rooms.store.background.busy()
+
+
+async def test_a_lobby_whose_id_cannot_be_stored_is_posted_once(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/newgame stores the new lobby, posts it, and cannot store the message's id: the
+    lobby is posted once, not again by every attempt to load the stored lobby."""
+    h = harness
+    h.rooms.store.reload_delays = (0.0,) * 5
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-9004, "Club", admins={alice})
+    await h.send(alice.start_private())
+    unavailable_writes(h, monkeypatch, transactions=False)
+    await h.send(alice.send(group, "/newgame"))
+    for _ in range(10):
+        await h.rooms.store.background.settle()
+    lobbies = [m for m in h.fake.messages(group.id) if "Join" in m.button_texts]
+    assert len(lobbies) == 1
+    assert h.rooms.store.live(group.id).lobby.message_id == lobbies[0].message_id  # type: ignore[union-attr]
