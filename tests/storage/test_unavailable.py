@@ -4,6 +4,7 @@ transaction, still reads, and stores again once the cause is gone."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -11,7 +12,13 @@ import pytest
 
 from storage import Database, DatabaseUnavailable, DatabaseUnusable, StorageError
 from storage.sqlite_files import unusable
-from tests.storage.conftest import fill, lobby_record, running_record, small_file_system
+from tests.storage.conftest import (
+    fill,
+    lobby_record,
+    read_only,
+    running_record,
+    small_file_system,
+)
 
 
 def test_sqlites_own_size_limit_reads_as_a_full_disk(tmp_path: Path) -> None:
@@ -72,3 +79,25 @@ async def test_a_full_disk_refuses_the_save_keeps_what_was_stored_and_passes(
             assert created.version == 1
             assert await db.save_game(game) == game.version + 1  # the failed save stored nothing
             assert await db.integrity_check() == ["ok"]
+
+
+async def test_a_file_made_read_only_while_open_refuses_writes_and_stores_again_after(
+    db_path: Path, executor: str
+) -> None:
+    """The file (and its WAL) may no longer be written while the bot holds it open: as a
+    file changed to another owner, or a volume remounted read-only, would."""
+    if os.geteuid() != 0:
+        pytest.skip("only the immutable attribute (root) stops writes through an open file")
+    async with Database.connect(f"sqlite:///{db_path}?executor={executor}") as db:
+        async with db.transaction() as tx:
+            game = await tx.games.create(record=running_record(-1))
+        with read_only(db_path), read_only(db_path.with_name(db_path.name + "-wal")):
+            with pytest.raises(DatabaseUnavailable, match=f"database file {db_path} "):
+                async with db.transaction() as tx:
+                    await tx.games.create(record=lobby_record(-2))
+            with pytest.raises(DatabaseUnavailable):
+                await db.save_game(game)
+            async with db.transaction(readonly=True) as tx:
+                assert (await tx.games.get(game_id=game.id or 0)).version == game.version
+        assert await db.save_game(game) == game.version + 1
+        assert await db.integrity_check() == ["ok"]
