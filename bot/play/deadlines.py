@@ -247,6 +247,8 @@ class Deadlines(Room):
                     if record.chat_id in extended:
                         await self.store.save(record)  # kept after a reload, and given once
                     await self.show_again(record)
+                except DatabaseUnavailable as exc:  # the store has warned once for the outage
+                    logger.info("game %s resumes as stored: %s", record.id, exc)
                 except Exception:
                     logger.exception("could not resume game %s", record.id)
         self._changed.set()
