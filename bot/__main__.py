@@ -167,10 +167,18 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
 
 
 def _fail(message: str, code: int, secret: str) -> None:
-    """One line on stderr and the exit code; the traceback only at LOG_LEVEL=DEBUG."""
+    """One line on stderr and the exit code; the traceback only at LOG_LEVEL=DEBUG. With
+    LOG_FORMAT=json the line is a log line too (CRITICAL), so that every line is JSON."""
     logger.debug("start-up failed", exc_info=True)
-    print(f"durak-bot: {message}".replace(secret, "<token>"), file=sys.stderr)
+    line = f"durak-bot: {message}"
+    if _json_lines:
+        logger.critical("%s", line)
+    else:
+        print(line.replace(secret, "<token>"), file=sys.stderr)
     raise SystemExit(code) from None
+
+
+_json_lines = False  # LOG_FORMAT=json: set by `main` once the settings are read
 
 
 def main() -> None:
@@ -178,6 +186,8 @@ def main() -> None:
     secret = settings.bot_token.get_secret_value()
     handler = logging.StreamHandler()
     handler.setFormatter(logs.formatter(settings.log_format, secret))
+    global _json_lines
+    _json_lines = settings.log_format == "json"
     if settings.log_level != "DEBUG":
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])

@@ -6,7 +6,7 @@
   a stopping process must not be killed for being slow.
 - `/readyz` (readiness): 200 when the bot can play, 503 (with what is wrong) when not:
   still starting; stopping (from the stop signal on); the database does not answer within
-  `DATABASE_WAIT` seconds, or is closed; long polling has lost the Bot API
+  `DATABASE_WAIT` seconds, or is not open; long polling has lost the Bot API
   (`bot.telegram.polling.PollingWatch`), or has had no answer for `TELEGRAM_STALE` seconds.
   The body is JSON: ``{"ready": false, "checks": {"database": "ok", "telegram": "...",
   "state": "stopping"}}``.
@@ -100,8 +100,8 @@ class Health:
 
     async def _database_check(self) -> str:
         db = self._database()
-        if db is None:
-            return "closed"
+        if db is None:  # before the start opened it, after the stop closed it
+            return "not open"
         try:
             async with asyncio.timeout(DATABASE_WAIT):
                 await db.schema_version()

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 import httpx
+import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 from telegram.error import (
@@ -225,18 +226,26 @@ async def test_a_running_bot_is_ready_counts_a_played_game_and_is_not_ready_when
     assert ended["result"] == "durak" and isinstance(ended["update_id"], int)
 
 
+@pytest.mark.parametrize("form", ["text", "json"])
 async def test_a_health_port_in_use_stops_start_up_with_one_line_and_exit_2(
-    tmp_path: Path,
+    tmp_path: Path, form: str
 ) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         code, log = await run_to_exit(
-            f"http://127.0.0.1:{closed_port()}/bot", tmp_path, HEALTH_PORT=str(port)
+            f"http://127.0.0.1:{closed_port()}/bot",
+            tmp_path,
+            HEALTH_PORT=str(port),
+            LOG_FORMAT=form,
         )
     assert code == 2, log
     [line] = log.splitlines()
+    if form == "json":  # every line is JSON, this one too
+        parsed = json.loads(line)
+        assert parsed["level"] == "CRITICAL"
+        line = parsed["message"]
     assert line.startswith(f"durak-bot: the health server cannot listen on 127.0.0.1:{port} ("), log
     assert line.endswith("check HEALTH_HOST and HEALTH_PORT"), log
 
@@ -302,7 +311,7 @@ async def test_readiness_names_what_is_wrong_database_telegram_or_the_stop(
         status, checks = await ready()
         assert status == 503 and checks["database"].startswith("failed: ")
         db = None  # the bot after its stop: no database any more
-        assert (await ready())[1]["database"] == "closed"
+        assert (await ready())[1]["database"] == "not open"
 
         health.stopping()
         assert (await ready())[1]["state"] == "stopping"
