@@ -35,17 +35,20 @@ FIELDS: Final = ("event", "players", "computers", "preset", "mode", "result", "b
 
 
 @contextlib.contextmanager
-def ids(*, chat_id: int | None = None, game_id: int | None = None) -> Iterator[None]:
-    """Log lines within carry `chat_id` and `game_id` (those given), as before after it."""
-    chat = CHAT_ID.set(chat_id) if chat_id is not None else None
-    game = GAME_ID.set(game_id) if game_id is not None else None
+def ids(
+    *, chat_id: int | None = None, game_id: int | None = None, update_id: int | None = None
+) -> Iterator[None]:
+    """Log lines within carry the ids given (None: as before), and as before after it."""
+    tokens = [
+        (var, var.set(value))
+        for var, value in ((CHAT_ID, chat_id), (GAME_ID, game_id), (UPDATE_ID, update_id))
+        if value is not None
+    ]
     try:
         yield
     finally:
-        if game is not None:
-            GAME_ID.reset(game)
-        if chat is not None:
-            CHAT_ID.reset(chat)
+        for var, token in reversed(tokens):
+            var.reset(token)
 
 
 class Redacting(logging.Formatter):

@@ -7,6 +7,7 @@ membership changes, group migration, then the error handler.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import time
@@ -369,13 +370,7 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
-    if isinstance(update, Update):  # outside `_observed` now: the line names it again
-        chat = update.effective_chat
-        update_token = logs.UPDATE_ID.set(update.update_id)
-        with logs.ids(chat_id=chat.id if chat is not None else None):
-            logger.error("error while handling an update", exc_info=context.error)
-        logs.UPDATE_ID.reset(update_token)
-    else:
+    with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
     settings = rooms.kit.settings if rooms is not None else None
@@ -399,17 +394,21 @@ def _observed(kind: str, callback: Callback) -> Callback:
 
     async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         started = time.perf_counter()
-        chat = update.effective_chat
-        update_token = logs.UPDATE_ID.set(update.update_id)
-        chat_token = logs.CHAT_ID.set(chat.id if chat is not None else None)
         try:
-            await callback(update, context)
+            with _ids_of(update):
+                await callback(update, context)
         finally:
             metrics.update_handled(kind, time.perf_counter() - started)
-            logs.CHAT_ID.reset(chat_token)
-            logs.UPDATE_ID.reset(update_token)
 
     return handle
+
+
+def _ids_of(update: object) -> contextlib.AbstractContextManager[None]:
+    """Log lines within name the update and its chat."""
+    if not isinstance(update, Update):
+        return contextlib.nullcontext()
+    chat = update.effective_chat
+    return logs.ids(update_id=update.update_id, chat_id=chat.id if chat is not None else None)
 
 
 def _as_oneself(callback: Callback) -> Callback:
