@@ -1,6 +1,7 @@
 """What an operator watches (docs/operating.md): `/healthz`, `/readyz` and `/metrics` of a real
 `python -m bot` process over a loopback socket, the counters moving with a played game, the
-JSON log lines with their ids, and readiness going away when the bot stops."""
+JSON log lines with their ids, and readiness going away while the network is cut and when the
+bot stops; the health server alone for the database's checks."""
 
 from __future__ import annotations
 
@@ -50,9 +51,11 @@ async def get(port: int, path: str) -> httpx.Response:
         return await client.get(f"http://127.0.0.1:{port}{path}")
 
 
-async def until_ready(port: int, process: asyncio.subprocess.Process) -> httpx.Response:
-    """Ask `/readyz` as a readiness probe does, until it answers 200 (the bot may not even
-    listen yet at first); fail if the bot exits or is not ready within `READY_WAIT` s."""
+async def until_ready(
+    port: int, process: asyncio.subprocess.Process, status: int = 200
+) -> httpx.Response:
+    """Ask `/readyz` as a readiness probe does, until it answers `status` (the bot may not
+    even listen yet at first); fail if the bot exits first, or after `READY_WAIT` s."""
     async with asyncio.timeout(READY_WAIT):
         while True:
             assert process.returncode is None, "the bot exited"
@@ -60,7 +63,7 @@ async def until_ready(port: int, process: asyncio.subprocess.Process) -> httpx.R
                 response = await get(port, "/readyz")
             except httpx.TransportError:
                 response = None
-            if response is not None and response.status_code == 200:
+            if response is not None and response.status_code == status:
                 return response
             await asyncio.sleep(0.05)
 
@@ -193,6 +196,13 @@ async def test_a_running_bot_is_ready_counts_a_played_game_and_is_not_ready_when
             assert ("durak_sends_merged_total", ()) in after
             # no label names a chat
             assert not any(str(group.id) in label for _, labels in after for _, label in labels)
+
+            # The network goes: not ready until long polling is answered again.
+            server.cut()
+            lost = await until_ready(port, bot, 503)
+            assert lost.json()["checks"]["telegram"].startswith("lost the Bot API")
+            server.restore()
+            await until_ready(port, bot)
 
             # SIGTERM: not ready from then on, while the stop runs (held at its last poll).
             server.hold(is_last_poll)
