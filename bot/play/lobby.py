@@ -20,6 +20,7 @@ from bot import render
 from bot.callbacks import AgainData, LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
 from bot.kit import Person, title
+from bot.ops import games
 from bot.play.computers import Computers
 from bot.play.guide import PRACTICE_RULES, Guide
 from bot.play.room import Room
@@ -309,6 +310,7 @@ class Lobbies(Room):
         record.meta.quiet = await self.kit.alerts_off(record)
         self.store.set_deadline(record)
         await self.store.save(record)
+        games.started(record)
         await self.out.answer(query, started or None)
         await self.refresh(record, closed="lobby-started")
         await self.screens.table(record)

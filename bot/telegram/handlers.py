@@ -7,8 +7,10 @@ membership changes, group migration, then the error handler.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
+import time
 import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -40,6 +42,7 @@ from bot.callbacks import (
 )
 from bot.delivery import Tap
 from bot.kit import Person
+from bot.ops import logs, metrics
 from bot.play import Rooms
 from bot.render import Rendered
 from storage import Conflict, DatabaseUnavailable, StorageError
@@ -378,7 +381,8 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
-    logger.error("error while handling an update", exc_info=context.error)
+    with _ids_of(update):  # outside `_observed` now: the line names the update again
+        logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
     settings = rooms.kit.settings if rooms is not None else None
     if rooms is None or settings is None or settings.operator_chat_id is None:
@@ -392,6 +396,30 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         await rooms.kit.out.send(settings.operator_chat_id, Rendered(text))
     except Exception:
         logger.exception("could not report the error to the operator chat")
+
+
+def _observed(kind: str, callback: Callback) -> Callback:
+    """Handle the update with its id and chat on every log line (`bot.ops.logs`), and count
+    it and its handling time by `kind` (`bot.ops.metrics`): from here, when python-telegram-bot
+    hands it over, to the handler's end, after its last Bot API call."""
+
+    async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        started = time.perf_counter()
+        try:
+            with _ids_of(update):
+                await callback(update, context)
+        finally:
+            metrics.update_handled(kind, time.perf_counter() - started)
+
+    return handle
+
+
+def _ids_of(update: object) -> contextlib.AbstractContextManager[None]:
+    """Log lines within name the update and its chat."""
+    if not isinstance(update, Update):
+        return contextlib.nullcontext()
+    chat = update.effective_chat
+    return logs.ids(update_id=update.update_id, chat_id=chat.id if chat is not None else None)
 
 
 def _as_oneself(callback: Callback) -> Callback:
@@ -456,22 +484,33 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
         if name not in ("help", "howto", "rules"):  # these need not know who asks
             callback = _as_oneself(callback)
         callback = _storing(callback)
-        application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
+        application.add_handler(
+            CommandHandler(name, _observed("command", callback), filters.UpdateType.MESSAGE)
+        )
     # Anything else in private (text, an unknown command): what the bot understands.
     application.add_handler(
         MessageHandler(
-            filters.ChatType.PRIVATE & filters.UpdateType.MESSAGE & filters.TEXT, private_other
+            filters.ChatType.PRIVATE & filters.UpdateType.MESSAGE & filters.TEXT,
+            _observed("other", private_other),
         )
     )
-    application.add_handler(CallbackQueryHandler(button))
+    application.add_handler(CallbackQueryHandler(_observed("callback", button)))
     application.add_handler(
-        ChatMemberHandler(_storing(my_membership, reply=False), ChatMemberHandler.MY_CHAT_MEMBER)
+        ChatMemberHandler(
+            _observed("other", _storing(my_membership, reply=False)),
+            ChatMemberHandler.MY_CHAT_MEMBER,
+        )
     )
     application.add_handler(
-        MessageHandler(filters.StatusUpdate.MIGRATE, _storing(migrated, reply=False))
+        MessageHandler(
+            filters.StatusUpdate.MIGRATE, _observed("other", _storing(migrated, reply=False))
+        )
     )
     application.add_handler(
-        MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, _storing(member_left, reply=False))
+        MessageHandler(
+            filters.StatusUpdate.LEFT_CHAT_MEMBER,
+            _observed("other", _storing(member_left, reply=False)),
+        )
     )
     application.add_error_handler(on_error)
 
