@@ -105,6 +105,10 @@ async def migrate(
     goal = known if target is None else target
     if not 0 <= goal <= known:
         raise ValueError(f"target version {goal} is not between 0 and {known}")
+    if backend.dialect == "sqlite":
+        # PostgreSQL makes it in the locked transaction below: two processes creating it at
+        # once would collide there.
+        await backend.execute(_VERSION_TABLES[backend.dialect])
     while True:
         await backend.begin(write=True)
         try:

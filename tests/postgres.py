@@ -68,7 +68,7 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -119,7 +119,7 @@ class PostgresServer:
             owner = pwd.getpwnam("postgres")
             os.chown(folder, owner.pw_uid, owner.pw_gid)
         folder.chmod(0o700)
-        server = cls(folder=folder, port=_free_port(), bin_dir=bin_dir)
+        server = cls(folder=folder, port=free_port(), bin_dir=bin_dir)
         data = folder / "data"
         server._run(
             "initdb",

@@ -30,13 +30,6 @@ T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 SQLITE_ONLY = pytest.mark.sqlite_only
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "postgres: runs on the PostgreSQL server the tests start")
-    config.addinivalue_line(
-        "markers", "sqlite_only: a test of SQLite's files or connection: not run on PostgreSQL"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``backend``: the two SQLite executors, and PostgreSQL unless the test is SQLite-only."""
     if "backend" not in metafunc.fixturenames:
@@ -45,31 +38,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("sqlite_only") is None:
         backends.append(pytest.param("postgresql", marks=pytest.mark.postgres))
     metafunc.parametrize("backend", backends)
-
-
-_skipped_postgres: list[str] = []
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[postgres.PostgresServer]:
-    """The PostgreSQL server of this test session, started at its first use."""
-    why = postgres.missing()
-    if why is not None:
-        _skipped_postgres.append(why)
-        pytest.skip(why)
-    server = postgres.PostgresServer.start()
-    try:
-        postgres.run_apart(postgres.make_template(server))  # first asked for inside a loop
-        yield server
-    finally:
-        server.stop()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _skipped_postgres:
-        terminalreporter.write_line(
-            f"PostgreSQL tests SKIPPED: {_skipped_postgres[0]}", yellow=True, bold=True
-        )
 
 
 @pytest.fixture
