@@ -94,7 +94,9 @@ def _translate(error: BaseException, where: str) -> BaseException:
             f"(and to create tables, for its migrations)",
             where=where,
         )
-    elif isinstance(error, OSError | asyncpg.PostgresConnectionError | asyncpg.InterfaceError):
+    elif isinstance(error, OSError | asyncpg.PostgresConnectionError) or (
+        isinstance(error, asyncpg.InterfaceError) and "connection is closed" in message
+    ):
         translated = DatabaseUnreachable(f"database {where}: {message}", where=where)
     else:
         return error
@@ -325,7 +327,11 @@ class PostgresDatabase(Database):
                     yield Transaction(session)
                 except BaseException:
                     session.active = False
-                    await backend.rollback()
+                    # A statement cut short by a cancellation may leave the connection busy
+                    # or closed: the pool resets it on release, and the error raised is the
+                    # one that ended the block, never the rollback's.
+                    with contextlib.suppress(Exception):
+                        await backend.rollback()
                     raise
                 session.active = False
                 # In a task of its own, awaited to its end even by a caller cancelled

@@ -135,6 +135,44 @@ async def test_two_workers_saving_one_version_of_a_game_one_wins(pg_url: str) ->
             assert record.table_message_id in (1000 + attempt, 2000 + attempt)
 
 
+async def test_a_status_change_racing_another_writer_is_a_conflict_not_a_lost_update(
+    pg_url: str,
+) -> None:
+    """`games.save`'s full path (the status changes): it reads the version, then writes. A
+    writer that saved the same version in between holds the row until it commits; the
+    waiting one then finds the version gone and gets `Conflict`, writing nothing."""
+    async with Database.connect(pg_url) as one, Database.connect(pg_url) as two:
+        async with one.transaction() as tx:
+            record = await tx.games.create(record=running_record())
+        saved, release = asyncio.Event(), asyncio.Event()
+
+        async def first() -> None:
+            async with one.transaction() as tx:
+                moved = dataclasses.replace(record, table_message_id=1)
+                await tx.games.save(record=moved, expected_version=record.version)
+                saved.set()
+                await release.wait()
+
+        holding = asyncio.create_task(first())
+        await saved.wait()
+
+        async def second() -> None:
+            async with two.transaction() as tx:
+                finished = dataclasses.replace(record, status="finished")
+                await tx.games.save(record=finished, expected_version=record.version)
+
+        racing = asyncio.create_task(second())
+        await asyncio.sleep(0.1)  # it waits for the row, the loop runs meanwhile
+        assert not racing.done()
+        release.set()
+        await holding
+        with pytest.raises(Conflict, match="saved by another writer"):
+            await racing
+        async with one.transaction(readonly=True) as tx:
+            stored = await tx.games.get(game_id=record.id or 0)
+        assert (stored.status, stored.table_message_id, stored.version) == ("running", 1, 2)
+
+
 async def test_finished_games_recorded_by_several_workers_at_once_count_and_rate_in_order(
     pg_url: str,
 ) -> None:
