@@ -9,8 +9,8 @@ code (the traceback only at `LOG_LEVEL=DEBUG`):
 - 2: something to fix before starting again: a setting (missing, malformed, or a token
   Telegram rejects) or the database (damaged, not a database, read-only, its disk full, a
   newer schema);
-- 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`): starting again
-  later may work.
+- 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`), or the database
+  server (PostgreSQL: not running, a wrong host or port): starting again later may work.
 
 The token is never logged.
 """
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from telegram.ext import Application
 
 EXIT_FIX = 2  # settings or database: fix them before starting again
-EXIT_UNREACHABLE = 3  # the Bot API did not answer: starting again later may work
+EXIT_UNREACHABLE = 3  # the Bot API or the database server did not answer: try again later
 ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 
 logger = logging.getLogger("bot")
@@ -99,6 +99,7 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
     from bot.ops.health import Health, HealthServer
     from bot.telegram.polling import polling_errors
     from engine import COMPILED
+    from storage import parse_database_url
 
     settings: Settings = application.bot_data["settings"]
     health = Health(
@@ -145,7 +146,7 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 logger.info(
                     "@%s is up: long polling, database %s, engine: %s",
                     application.bot.username,
-                    settings.database_url,
+                    parse_database_url(settings.database_url),  # as str(): no password
                     "compiled (mypyc)" if COMPILED else "pure Python",
                 )
                 health.up()
@@ -201,7 +202,7 @@ def main() -> None:
 
     from bot.app import build_application  # after logging is set up
     from bot.ops.health import HealthUnavailable
-    from storage import DatabaseUnusable
+    from storage import DatabaseUnreachable, DatabaseUnusable
 
     application = build_application(settings)
     try:
@@ -210,6 +211,8 @@ def main() -> None:
         pass
     except (DatabaseUnusable, HealthUnavailable) as exc:
         _fail(str(exc), EXIT_FIX, secret)
+    except DatabaseUnreachable as exc:
+        _fail(str(exc), EXIT_UNREACHABLE, secret)
     except InvalidToken:
         message = "setting BOT_TOKEN was rejected by Telegram"
         if settings.bot_api_base_url != TELEGRAM_API:  # Telegram's 404 for a bad token, too

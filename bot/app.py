@@ -33,7 +33,7 @@ from bot.telegram import bot_username
 from bot.telegram.handlers import ROOMS_KEY, register
 from bot.telegram.polling import PollingWatch
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from storage import QUICK_CHECK_SECONDS, Database, check_database, utcnow
+from storage import QUICK_CHECK_SECONDS, Database, check_database, parse_database_url, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ async def open_database(application: Application) -> Database:  # type: ignore[t
     if not await check_database(settings.database_url, time_limit=QUICK_CHECK_SECONDS):
         logger.warning(
             "database %s: the quick check stopped after %.0f s (a large file); starting without it",
-            settings.database_url,
+            parse_database_url(settings.database_url),  # as str(): never a password
             QUICK_CHECK_SECONDS,
         )
     db = await Database.open(settings.database_url)

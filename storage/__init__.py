@@ -1,4 +1,5 @@
-"""Database boundary: repositories over SQLite (aiosqlite). No SQL outside this package.
+"""Database boundary: repositories over SQLite (aiosqlite) or PostgreSQL (asyncpg, chosen by
+a ``postgresql://`` URL). No SQL outside this package.
 
 async with Database.connect("sqlite:///data/durak.sqlite3") as db:
     async with db.transaction() as tx:
@@ -12,6 +13,7 @@ from storage.errors import (
     Conflict,
     DatabaseBusy,
     DatabaseUnavailable,
+    DatabaseUnreachable,
     DatabaseUnusable,
     InvalidRecord,
     NotFound,
@@ -60,6 +62,7 @@ __all__ = [
     "DatabaseBusy",
     "DatabaseURL",
     "DatabaseUnavailable",
+    "DatabaseUnreachable",
     "DatabaseUnusable",
     "Departure",
     "FinishedGame",

@@ -38,6 +38,8 @@ async def check_database(
     check ran out of ``time_limit`` seconds first (a very large file: it was not finished).
     """
     parsed = parse_database_url(url) if isinstance(url, str) else url
+    if parsed.scheme == "postgresql":
+        return True  # the server keeps its own files sound; opening it finds what is wrong
     return await SqliteBackend.check(parsed, time_limit=time_limit)
 
 
@@ -71,7 +73,9 @@ class Transaction:
 class Database:
     """One database, reached through one connection; transactions run one at a time.
 
-    ``await Database.open(url)`` or ``async with Database.connect(url) as db``. Opening applies
+    ``await Database.open(url)`` or ``async with Database.connect(url) as db``. A
+    ``postgresql://`` URL opens a `storage.postgres.PostgresDatabase` instead: the same
+    methods, over a pool of connections. Opening applies
     any pending migrations (raising `SchemaTooNew` if the database is ahead of this code) and
     raises `DatabaseUnusable` for a file it cannot use (not a database, damaged, read-only).
     It does not check the whole file first: `check_database` does, before opening.
@@ -96,6 +100,10 @@ class Database:
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
         parsed = parse_database_url(url) if isinstance(url, str) else url
+        if parsed.scheme == "postgresql":  # a pool of connections, not one (storage.postgres)
+            from storage.postgres import PostgresDatabase
+
+            return await PostgresDatabase.open(parsed)
         backend = await SqliteBackend.open(parsed)
         try:
             await migrate(backend)

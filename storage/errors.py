@@ -45,6 +45,16 @@ class DatabaseUnavailable(DatabaseUnusable):
     carries on once the operator has fixed the cause (freed space, say)."""
 
 
+class DatabaseUnreachable(StorageError):
+    """The database server did not answer (PostgreSQL: not running, a wrong host or port, the
+    network, the connection lost). Starting again later may work. The message is one line
+    naming the server (never the password) and what to check."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        self.where = where
+        super().__init__(message)
+
+
 class SchemaTooNew(DatabaseUnusable):
     """The database was migrated by a newer version of the code than this one."""
 

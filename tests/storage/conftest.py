@@ -1,4 +1,13 @@
-"""Fixtures for the storage tests: a real SQLite file in a temporary directory."""
+"""Fixtures for the storage tests: a real SQLite file in a temporary directory, or a database
+of its own on a real PostgreSQL server that the tests start (`tests.postgres`).
+
+A test that takes ``db`` or ``db_url`` runs on each backend: SQLite through aiosqlite's
+thread, SQLite inline on the loop, and PostgreSQL (``postgresql`` in its id, marked
+``postgres``). A test about SQLite's files or its single connection (crashes of a file, its
+checks, its stored format, its one-statement save batches) is marked ``sqlite_only`` and
+runs on the two SQLite ones. Without PostgreSQL's programs the PostgreSQL runs are skipped,
+with the reason (``pytest -rs``) and a line in the summary saying how to get them.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +22,30 @@ import pytest
 
 from engine import Game, Rules
 from storage import Database, FinishedGame, GameRecord, Lobby, Participant, Seat
+from tests import postgres
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
 
-@pytest.fixture(params=["aiosqlite", "inline"])
-def executor(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+SQLITE_ONLY = pytest.mark.sqlite_only
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``backend``: the two SQLite executors, and PostgreSQL unless the test is SQLite-only."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    backends: list[object] = ["aiosqlite", "inline"]
+    if metafunc.definition.get_closest_marker("sqlite_only") is None:
+        backends.append(pytest.param("postgresql", marks=pytest.mark.postgres))
+    metafunc.parametrize("backend", backends)
+
+
+@pytest.fixture
+def executor(backend: str) -> str:
+    """For a test of SQLite itself (marked ``sqlite_only``): the SQLite executor it runs on,
+    aiosqlite's thread or inline on the loop."""
+    assert backend != "postgresql", "a test of an SQLite executor is marked sqlite_only"
+    return backend
 
 
 @pytest.fixture
@@ -28,9 +54,32 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db_url(db_path: Path, executor: str) -> str:
-    """Every test using it runs twice: through aiosqlite's thread, and inline on the loop."""
-    return f"sqlite:///{db_path}?executor={executor}"
+async def db_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[str]:
+    """Every test using it runs on each backend: SQLite through aiosqlite's thread, SQLite
+    inline on the loop, a database of its own on PostgreSQL (already migrated)."""
+    if backend != "postgresql":
+        db_path = request.getfixturevalue("db_path")
+        yield f"sqlite:///{db_path}?executor={backend}"
+        return
+    server: postgres.PostgresServer = request.getfixturevalue("pg_server")
+    async with postgres.fresh_database(server) as url:
+        yield url
+
+
+@pytest.fixture
+async def empty_db_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[str]:
+    """As `db_url`, never migrated (PostgreSQL: an empty database; SQLite: no file yet)."""
+    if backend != "postgresql":
+        db_path = request.getfixturevalue("db_path")
+        yield f"sqlite:///{db_path}?executor={backend}"
+        return
+    server: postgres.PostgresServer = request.getfixturevalue("pg_server")
+    async with postgres.fresh_database(server, migrated=False) as url:
+        yield url
 
 
 @pytest.fixture
