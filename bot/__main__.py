@@ -7,9 +7,10 @@ code (the traceback only at `LOG_LEVEL=DEBUG`):
 - 0: stopped by SIGTERM or SIGINT (pending table edits sent, the database closed);
 - 1: an unexpected error (a bug), logged with its traceback;
 - 2: something to fix before starting again: a setting (missing, malformed, or a token
-  Telegram rejects) or the database (damaged, not a database, read-only, a newer schema);
-- 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`): starting again
-  later may work.
+  Telegram rejects) or the database (damaged, not a database, read-only, its disk full, a
+  newer schema);
+- 3: the Bot API could not be reached (the network, `BOT_API_BASE_URL`), or the database
+  server (PostgreSQL: not running, a wrong host or port): starting again later may work.
 
 The token is never logged.
 """
@@ -26,28 +27,16 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from bot.config import TELEGRAM_API, Settings
+from bot.ops import logs
 
 if TYPE_CHECKING:
     from telegram.ext import Application
 
 EXIT_FIX = 2  # settings or database: fix them before starting again
-EXIT_UNREACHABLE = 3  # the Bot API did not answer: starting again later may work
+EXIT_UNREACHABLE = 3  # the Bot API or the database server did not answer: try again later
 ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 
 logger = logging.getLogger("bot")
-
-
-class _Redacting(logging.Formatter):
-    """Keep the token out of every log line: messages (httpx logs request URLs, which contain
-    it) and tracebacks (python-telegram-bot's InvalidToken names it)."""
-
-    def __init__(self, fmt: str, secret: str) -> None:
-        super().__init__(fmt)
-        self.secret = secret
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        return text.replace(self.secret, "<token>") if self.secret else text
 
 
 def load_settings() -> Settings:
@@ -106,11 +95,19 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
     closed) whatever else arrives meanwhile (`make run` under a service manager gets every
     signal twice); a signal during the start unwinds it where it is.
     """
-    from bot.app import WATCH_KEY, open_database, start_services, stop_services
+    from bot.app import DATABASE_KEY, WATCH_KEY, open_database, start_services, stop_services
+    from bot.ops.health import Health, HealthServer
     from bot.telegram.polling import polling_errors
     from engine import COMPILED
+    from storage import parse_database_url
 
     settings: Settings = application.bot_data["settings"]
+    health = Health(
+        database=lambda: application.bot_data.get(DATABASE_KEY),
+        watch=application.bot_data[WATCH_KEY],
+    )
+    port = settings.health_port
+    server = HealthServer(health, settings.health_host, port) if port is not None else None
     updater = application.updater
     assert updater is not None  # the builder makes one
     task = asyncio.current_task()
@@ -122,12 +119,20 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
             logger.info("%s: already stopping", sig.name)
             return
         stopping.set()
+        health.stopping()
         logger.info("%s: stopping", sig.name)
         if starting and task is not None:
             task.cancel()
 
     _stop_on_signals(asyncio.get_running_loop(), stop)
     try:
+        if server is not None:  # first: /healthz answers while the database is checked
+            await server.start()
+            logger.info(
+                "health server on http://%s:%s (/healthz, /readyz, /metrics)",
+                settings.health_host,
+                server.port,
+            )
         await open_database(application)
         async with application:  # initialize (getMe) ... shutdown (closes the HTTP client)
             try:
@@ -141,9 +146,10 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 logger.info(
                     "@%s is up: long polling, database %s, engine: %s",
                     application.bot.username,
-                    settings.database_url,
+                    parse_database_url(settings.database_url),  # as str(): no password
                     "compiled (mypyc)" if COMPILED else "pure Python",
                 )
+                health.up()
                 await stopping.wait()
             finally:
                 if updater.running:
@@ -158,20 +164,32 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
             task.uncancel()  # the signal's: the start is unwound, the stop is done
     finally:
         await stop_services(application)  # a database opened for a start that failed
+        if server is not None:  # last: /readyz says "stopping" until the end
+            await server.close()
 
 
 def _fail(message: str, code: int, secret: str) -> None:
-    """One line on stderr and the exit code; the traceback only at LOG_LEVEL=DEBUG."""
+    """One line on stderr and the exit code; the traceback only at LOG_LEVEL=DEBUG. With
+    LOG_FORMAT=json the line is a log line too (CRITICAL), so that every line is JSON."""
     logger.debug("start-up failed", exc_info=True)
-    print(f"durak-bot: {message}".replace(secret, "<token>"), file=sys.stderr)
+    line = f"durak-bot: {message}"
+    if _json_lines:
+        logger.critical("%s", line)
+    else:
+        print(line.replace(secret, "<token>"), file=sys.stderr)
     raise SystemExit(code) from None
+
+
+_json_lines = False  # LOG_FORMAT=json: set by `main` once the settings are read
 
 
 def main() -> None:
     settings = load_settings()
     secret = settings.bot_token.get_secret_value()
     handler = logging.StreamHandler()
-    handler.setFormatter(_Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s", secret))
+    handler.setFormatter(logs.formatter(settings.log_format, secret))
+    global _json_lines
+    _json_lines = settings.log_format == "json"
     if settings.log_level != "DEBUG":
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
@@ -183,15 +201,18 @@ def main() -> None:
     from telegram.error import InvalidToken, NetworkError
 
     from bot.app import build_application  # after logging is set up
-    from storage import DatabaseUnusable
+    from bot.ops.health import HealthUnavailable
+    from storage import DatabaseUnreachable, DatabaseUnusable
 
     application = build_application(settings)
     try:
         asyncio.run(serve(application))
     except KeyboardInterrupt:  # Ctrl-C where the loop takes no signal handlers
         pass
-    except DatabaseUnusable as exc:
+    except (DatabaseUnusable, HealthUnavailable) as exc:
         _fail(str(exc), EXIT_FIX, secret)
+    except DatabaseUnreachable as exc:
+        _fail(str(exc), EXIT_UNREACHABLE, secret)
     except InvalidToken:
         message = "setting BOT_TOKEN was rejected by Telegram"
         if settings.bot_api_base_url != TELEGRAM_API:  # Telegram's 404 for a bad token, too

@@ -4,7 +4,8 @@
 start-up/shut-down hooks. `open_database` checks the database file and opens it (`python -m
 bot` does so before it contacts Telegram). `start_services` (the `post_init` hook, called by
 `bot.__main__.serve` and by tests) opens the database if that was not done, registers the
-command menus, resumes every stored game and starts the deadline scheduler;
+command menus, resumes every stored game and starts the deadline scheduler (and points the
+metrics of `bot.ops.metrics` at the database and the games);
 `stop_services` (the `post_stop` hook, before the HTTP client closes) stops the scheduler,
 publishes pending table edits and closes the database.
 """
@@ -28,12 +29,13 @@ from bot.delivery.budget import Budgets, Limits, Window
 from bot.delivery.sender import LoopTiming, Timing
 from bot.i18n import Translator
 from bot.kit import Kit
+from bot.ops import games, metrics
 from bot.play import Rooms
 from bot.telegram import bot_username
 from bot.telegram.handlers import ROOMS_KEY, register
 from bot.telegram.polling import PollingWatch
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from storage import QUICK_CHECK_SECONDS, Database, check_database, utcnow
+from storage import QUICK_CHECK_SECONDS, Database, check_database, parse_database_url, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -129,10 +131,11 @@ async def open_database(application: Application) -> Database:  # type: ignore[t
     if not await check_database(settings.database_url, time_limit=QUICK_CHECK_SECONDS):
         logger.warning(
             "database %s: the quick check stopped after %.0f s (a large file); starting without it",
-            settings.database_url,
+            parse_database_url(settings.database_url),  # as str(): never a password
             QUICK_CHECK_SECONDS,
         )
     db = await Database.open(settings.database_url)
+    db.observer = metrics.transaction_done
     application.bot_data[DATABASE_KEY] = db
     return db
 
@@ -155,6 +158,7 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     )
     rooms = Rooms(kit)
     application.bot_data[ROOMS_KEY] = rooms
+    metrics.watch_games(lambda: games.census(rooms.store.live_records()))
     await register_commands(out, tr)
     resumed = await rooms.start()
     logger.info("resumed %d games", resumed)

@@ -30,6 +30,18 @@ class Settings(BaseSettings):
     lobby_timeout: int = Field(default=600, ge=0, description="seconds; 0 = lobbies never expire")
     operator_chat_id: int | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text: for people; json: one JSON object per line"
+    )
+    health_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="the port of /healthz, /readyz and /metrics (none: no health server)",
+    )
+    health_host: str = Field(
+        default="127.0.0.1", min_length=1, description="the address the health server binds"
+    )
     table_edit_interval: float = Field(
         default=3.0, ge=0, description="seconds between edits of one group's table message"
     )
@@ -67,7 +79,7 @@ class Settings(BaseSettings):
             raise ValueError("does not look like a bot token (digits:secret)")
         return SecretStr(token)
 
-    @field_validator("operator_chat_id", mode="before")
+    @field_validator("operator_chat_id", "health_port", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value

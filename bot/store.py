@@ -12,6 +12,9 @@ the last save left it, or from the database), and lets the room apply its change
 and `commit` store the record in one transaction, with the finished game's record when it
 ended; a move is acknowledged only once that commit succeeded. A save that fails drops the
 in-memory copy (the stored state wins) and loads the game again soon, showing it as stored.
+A quiet save (`save_quietly`: message ids only) that fails keeps the live copy instead, so
+that what was sent is remembered and never sent again. A database that cannot store at all
+(`DatabaseUnavailable`) is reported once per outage (`DatabaseWatch`).
 
 What this implementation relies on, and what a multi-process one must replace:
 
@@ -40,15 +43,20 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+from bot.db_watch import DatabaseWatch
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
+from bot.ops import games, logs
 from storage import (
+    Conflict,
+    DatabaseUnavailable,
     FinishedGame,
     GameRecord,
     GameStatus,
     NotFound,
     Participant,
     ParticipantResult,
+    StorageError,
 )
 
 logger = logging.getLogger(__name__)
@@ -138,6 +146,7 @@ class GameStore:
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._reloading: set[int] = set()  # chats whose game is being loaded again
         self.background = Background()
+        self.watch = DatabaseWatch(kit, self.background.spawn)  # outages, once each
         # Pauses before each attempt to load a game again after its save failed (a database
         # that is briefly locked or unreachable); then the chat waits for its next update.
         self.reload_delays: tuple[float, ...] = RELOAD_DELAYS
@@ -152,8 +161,11 @@ class GameStore:
     @contextlib.asynccontextmanager
     async def for_chat(self, chat_id: int) -> AsyncIterator[Unit]:
         """The chat's game under the chat's lock."""
-        async with self.locks[chat_id]:
-            yield Unit(chat_id, await self.load(chat_id))
+        with logs.ids(chat_id=chat_id):
+            async with self.locks[chat_id]:
+                record = await self.load(chat_id)
+                with logs.ids(game_id=record.id if record is not None else None):
+                    yield Unit(chat_id, record)
 
     @contextlib.asynccontextmanager
     async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
@@ -225,8 +237,13 @@ class GameStore:
 
     async def create(self, record: GameRecord) -> GameRecord:
         """Store a new lobby (or practice game) and make it the chat's live record."""
-        async with self.db.transaction() as tx:
-            record = await tx.games.create(record=record)
+        try:
+            async with self.db.transaction() as tx:
+                record = await tx.games.create(record=record)
+        except StorageError as exc:
+            self.watch.failed(exc)
+            raise
+        self.watch.stored()
         self.remember(record)
         return record
 
@@ -245,6 +262,37 @@ class GameStore:
     async def save(self, record: GameRecord, result: FinishedGame | None = None) -> None:
         """Commit the record (and the finished game, if any) in one transaction."""
         try:
+            await self._write(record, result)
+        except BaseException:
+            self.forget(record)  # the stored state wins ...
+            self.reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
+            raise
+        self._saved(record)
+
+    async def save_quietly(self, record: GameRecord) -> None:
+        """Save what only delivery changed (message ids, who blocked the bot): the game goes
+        on (hands, computers) even if this is not stored. If the database cannot store it
+        now (busy, full, read-only), the live copy stays as it is, new message ids and all:
+        stored with the next save, and never a reason to load the game again and send its
+        messages anew. Only a conflict (another writer stored the game meanwhile) drops it."""
+        try:
+            await self._write(record, None)
+        except Conflict:
+            logger.warning("message ids of game %s lost a race; the stored game wins", record.id)
+            self.forget(record)
+            self.reload_soon(record.chat_id)
+            return
+        except StorageError as exc:
+            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log("message ids of game %s are kept in memory, not stored yet: %s", record.id, exc)
+            return
+        except Exception:
+            logger.exception("could not store message ids of game %s", record.id)
+            return
+        self._saved(record)
+
+    async def _write(self, record: GameRecord, result: FinishedGame | None) -> None:
+        try:
             if result is None:  # one statement, in the usual case (see `Database.save_game`)
                 record.version = await self.db.save_game(record)
             else:
@@ -253,21 +301,15 @@ class GameStore:
                         record=record, expected_version=record.version
                     )
                     await tx.results.record(result=result)
-        except BaseException:
-            self.forget(record)  # the stored state wins ...
-            self.reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
+        except StorageError as exc:
+            self.watch.failed(exc)
             raise
+        self.watch.stored()
+
+    def _saved(self, record: GameRecord) -> None:
         if record.status not in ("lobby", "running"):
             self.forget(record)
         self._notify_saved(record)
-
-    async def save_quietly(self, record: GameRecord) -> None:
-        """Save what only delivery changed (message ids, who blocked the bot): the game goes
-        on (hands, computers) even if this is not stored."""
-        try:
-            await self.save(record)
-        except Exception:
-            logger.exception("could not store message ids of game %s", record.id)
 
     async def commit(self, record: GameRecord, moves: Iterable[Move]) -> None:
         """After moves were applied to `record.game`: log them, set the next deadline (or
@@ -286,6 +328,8 @@ class GameStore:
         else:
             self.set_deadline(record)
         await self.save(record, result)
+        if result is not None:
+            games.ended(record)
 
     def set_deadline(self, record: GameRecord) -> None:
         """The current turn's deadline, from now (none outside a running game, or without
@@ -303,6 +347,8 @@ class GameStore:
         record.status = "cancelled"
         record.deadline = None
         await self.save(record)
+        if record.game is not None:  # a game that had started, not a lobby
+            games.ended(record)
 
     async def migrate(self, old_chat_id: int, new_chat_id: int) -> None:
         """A group became a supergroup (callers hold both chats' locks): its games move
@@ -348,6 +394,10 @@ class GameStore:
                     if chat_id in self._live:
                         return
                     # a save within failed and dropped it again: try once more later
+            except DatabaseUnavailable as exc:  # warned once for the outage (`watch`)
+                logger.info(
+                    "could not reload the game of chat %s (attempt %s): %s", chat_id, attempt, exc
+                )
             except Exception:
                 logger.exception(
                     "could not reload the game of chat %s (attempt %s)", chat_id, attempt

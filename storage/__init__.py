@@ -1,4 +1,5 @@
-"""Database boundary: repositories over SQLite (aiosqlite). No SQL outside this package.
+"""Database boundary: repositories over SQLite (aiosqlite) or PostgreSQL (asyncpg, chosen by
+a ``postgresql://`` URL). No SQL outside this package.
 
 async with Database.connect("sqlite:///data/durak.sqlite3") as db:
     async with db.transaction() as tx:
@@ -11,6 +12,8 @@ from storage.database import QUICK_CHECK_SECONDS, Database, Transaction, check_d
 from storage.errors import (
     Conflict,
     DatabaseBusy,
+    DatabaseUnavailable,
+    DatabaseUnreachable,
     DatabaseUnusable,
     InvalidRecord,
     NotFound,
@@ -58,6 +61,8 @@ __all__ = [
     "Database",
     "DatabaseBusy",
     "DatabaseURL",
+    "DatabaseUnavailable",
+    "DatabaseUnreachable",
     "DatabaseUnusable",
     "Departure",
     "FinishedGame",

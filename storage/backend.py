@@ -4,7 +4,8 @@ Repositories write portable SQL (``?`` placeholders, ``INSERT ... ON CONFLICT ..
 ``RETURNING``, partial indexes) and hand it to a `Backend`. Everything dialect-specific lives in
 a backend: connecting, pragmas, how a transaction takes the write lock, mapping driver errors to
 `Conflict` / `InvalidRecord` / `DatabaseBusy`, splitting migration scripts, integrity checks.
-A PostgreSQL backend would rewrite ``?`` to ``$n`` and bring its own migration DDL.
+`storage.postgres` rewrites ``?`` to ``$n`` and brings its own migration DDL
+(``storage/migrations/postgresql/``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,20 @@ class Backend(ABC):
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+    async def lock(self, key: int) -> None:
+        """Hold the named lock ``key`` until the open transaction ends: another connection's
+        transaction asking for it waits (PostgreSQL: an advisory lock). SQLite: nothing to
+        do, its write transaction already keeps every other writer out."""
+        return
+
+    async def new_ids(self, table: str, count: int) -> list[int]:
+        """``count`` new ids for rows of ``table`` (its ``id`` column), ascending, in a write
+        transaction. SQLite: after the largest one stored, safe since the transaction holds
+        the write lock; PostgreSQL draws them from the column's identity sequence."""
+        row = await self.fetchone(f"SELECT COALESCE(MAX(id), 0) AS last FROM {table}")
+        last = int(row["last"]) if row else 0
+        return list(range(last + 1, last + 1 + count))
 
     @abstractmethod
     async def execute_script(self, script: str) -> None:

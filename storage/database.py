@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from storage.backend import Backend, SqliteBackend, read_outcome
-from storage.errors import DatabaseBusy, StorageError
+from storage.errors import DatabaseBusy, DatabaseUnavailable, StorageError
 from storage.records import GameRecord
 from storage.repositories import (
     ChatRepository,
@@ -37,6 +38,8 @@ async def check_database(
     check ran out of ``time_limit`` seconds first (a very large file: it was not finished).
     """
     parsed = parse_database_url(url) if isinstance(url, str) else url
+    if parsed.scheme == "postgresql":
+        return True  # the server keeps its own files sound; opening it finds what is wrong
     return await SqliteBackend.check(parsed, time_limit=time_limit)
 
 
@@ -70,7 +73,9 @@ class Transaction:
 class Database:
     """One database, reached through one connection; transactions run one at a time.
 
-    ``await Database.open(url)`` or ``async with Database.connect(url) as db``. Opening applies
+    ``await Database.open(url)`` or ``async with Database.connect(url) as db``. A
+    ``postgresql://`` URL opens a `storage.postgres.PostgresDatabase` instead: the same
+    methods, over a pool of connections. Opening applies
     any pending migrations (raising `SchemaTooNew` if the database is ahead of this code) and
     raises `DatabaseUnusable` for a file it cannot use (not a database, damaged, read-only).
     It does not check the whole file first: `check_database` does, before opening.
@@ -87,10 +92,18 @@ class Database:
         self._saves: list[tuple[GameRecord, asyncio.Future[int | None]]] = []
         self._batch: list[tuple[GameRecord, asyncio.Future[int | None]]] = []  # on its way
         self._saver: asyncio.Future[None] | None = None
+        # Told the kind ("write", "read", "save": `save_game`'s one statement) and the seconds
+        # of each transaction that committed, from holding the database to the COMMIT's
+        # outcome. Set by whoever measures (the bot's metrics); storage knows nothing of them.
+        self.observer: Callable[[str, float], None] | None = None
 
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
         parsed = parse_database_url(url) if isinstance(url, str) else url
+        if parsed.scheme == "postgresql":  # a pool of connections, not one (storage.postgres)
+            from storage.postgres import PostgresDatabase
+
+            return await PostgresDatabase.open(parsed)
         backend = await SqliteBackend.open(parsed)
         try:
             await migrate(backend)
@@ -150,6 +163,7 @@ class Database:
         the same task raises RuntimeError instead of deadlocking.
         """
         async with self._exclusive() as task:
+            started = time.perf_counter()
             self._owner = task
             session = Session(self._backend)
             try:
@@ -178,6 +192,8 @@ class Database:
         finishing = asyncio.ensure_future(self._finish_commit(committed))
         finishing.add_done_callback(read_outcome)
         await asyncio.shield(finishing)
+        if self.observer is not None:
+            self.observer("read" if readonly else "write", time.perf_counter() - started)
 
     async def save_game(self, record: GameRecord) -> int:
         """Save one game in a transaction of its own, as ``games.save`` in `transaction` would
@@ -199,6 +215,7 @@ class Database:
             raise RuntimeError("a transaction is already open in this task; nest nothing")
         if self._closed:
             raise RuntimeError("the database is closed")
+        started = time.perf_counter()
         saved: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self._saves.append((record, saved))
         if self._saver is None or self._saver.done():
@@ -207,6 +224,8 @@ class Database:
             self._saver.add_done_callback(self._saver_done)
         version = await saved
         if version is not None:
+            if self.observer is not None:
+                self.observer("save", time.perf_counter() - started)
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
@@ -279,8 +298,10 @@ class Database:
         try:
             await committed
         except Exception as error:
-            # Logged here too: a caller cancelled meanwhile never hears of it.
-            logger.warning("a COMMIT failed, the transaction is rolled back: %s", error)
+            # Logged here too: a caller cancelled meanwhile never hears of it. A database that
+            # cannot store (a full disk) fails every COMMIT: its caller reports the outage.
+            log = logger.debug if isinstance(error, DatabaseUnavailable) else logger.warning
+            log("a COMMIT failed, the transaction is rolled back: %s", error)
             async with self._lock:
                 if not self._closed:
                     await self._backend.rollback()

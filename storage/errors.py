@@ -37,6 +37,24 @@ class DatabaseUnusable(StorageError):
         super().__init__(message)
 
 
+class DatabaseUnavailable(DatabaseUnusable):
+    """The database refused a statement for a reason outside what it holds: its file system
+    is full, the file is read-only for this process, an I/O error, it cannot be opened.
+    Nothing of that transaction was stored. At start-up the bot does not start (as for any
+    `DatabaseUnusable`); while it runs, each update is answered "could not be saved", and it
+    carries on once the operator has fixed the cause (freed space, say)."""
+
+
+class DatabaseUnreachable(StorageError):
+    """The database server did not answer (PostgreSQL: not running, a wrong host or port, the
+    network, the connection lost). Starting again later may work. The message is one line
+    naming the server (never the password) and what to check."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        self.where = where
+        super().__init__(message)
+
+
 class SchemaTooNew(DatabaseUnusable):
     """The database was migrated by a newer version of the code than this one."""
 

@@ -51,6 +51,10 @@ OVERALL_SCOPE = 0
 """The ``player_stats.scope`` of the all-chats aggregates (Telegram never uses chat id 0)."""
 
 
+RESULTS_LOCK = 0x44_75_72_61_6B_01
+"""`Session.lock` key of whoever records finished games or rewrites ratings: one at a time."""
+
+
 class Session:
     """The backend, usable only while its transaction is open."""
 
@@ -76,6 +80,12 @@ class Session:
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         return await self._check().fetchall(sql, params)
+
+    async def lock(self, key: int) -> None:
+        await self._check().lock(key)
+
+    async def new_ids(self, table: str, count: int) -> list[int]:
+        return await self._check().new_ids(table, count)
 
 
 # ----------------------------------------------------------------------------------- games
@@ -243,7 +253,11 @@ class GameRepository:
                 f"game {record.id}: chat {record.chat_id} already has another game in the "
                 f"lobby or running"
             ) from error
-        assert row is not None  # the write lock is held: nothing changed since the SELECT
+        if row is None:  # PostgreSQL: another writer saved it since the SELECT (SQLite holds
+            # the write lock, so nothing changed there)
+            raise Conflict(
+                f"game {record.id} was saved by another writer: expected version {expected_version}"
+            )
         return int(row["version"])
 
     async def latest_for_chat(self, *, chat_id: int) -> GameRecord:
@@ -627,19 +641,50 @@ class ResultRepository:
         ``rate=False`` leaves the ratings alone (a bulk import; run `recompute_ratings`).
         """
         rated: list[tuple[int, FinishedGame]] = []
-        # Ids are assigned here so participants can be inserted in bulk. Safe because the
-        # transaction holds the write lock (a PostgreSQL backend would draw from a sequence).
-        row = await self._s.fetchone("SELECT COALESCE(MAX(id), 0) AS last FROM finished_games")
-        next_id = int(row["last"]) + 1 if row else 1
+        # One recorder at a time (PostgreSQL: an advisory lock; SQLite's write lock does it
+        # anyway): ids come out in the order games are recorded, and each game is rated from
+        # the ratings the one before it left, also in the overall scope every game shares.
+        await self._s.lock(RESULTS_LOCK)
         ids: list[int] = []
         tallies: dict[tuple[int, str], _Tally] = {}
+        batch: list[FinishedGame] = []
+        iterator = iter(results)
+        while True:
+            batch.clear()
+            for result in iterator:
+                _validate_result(result)
+                batch.append(result)
+                if len(batch) >= chunk:
+                    break
+            if not batch:
+                break
+            # Ids drawn here, so participants can be inserted in bulk with theirs.
+            batch_ids = await self._s.new_ids("finished_games", len(batch))
+            ids.extend(batch_ids)
+            games, players = self._rows(batch, batch_ids, tallies, rated if rate else None)
+            await self._insert(games, players)
+        if tallies:
+            # In a fixed order (scope, player): whoever else writes these rows locks them in
+            # the same order, so two writers never wait for each other in a circle.
+            await self._s.executemany(
+                _UPSERT_STATS, [tallies[key].params(*key) for key in sorted(tallies)]
+            )
+        if rated:
+            await self._rate([r for _, r in rated], skills={})
+        return ids
+
+    @staticmethod
+    def _rows(
+        batch: list[FinishedGame],
+        batch_ids: list[int],
+        tallies: dict[tuple[int, str], _Tally],
+        rated: list[tuple[int, FinishedGame]] | None,
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The rows of ``batch`` for finished_games and finished_game_players, adding each
+        game to ``tallies`` (and to ``rated``, unless None)."""
         games: list[tuple[Any, ...]] = []
         players: list[tuple[Any, ...]] = []
-        for result in results:
-            _validate_result(result)
-            result_id = next_id
-            next_id += 1
-            ids.append(result_id)
+        for result_id, result in zip(batch_ids, batch, strict=True):
             ended = to_us(result.ended_at)
             games.append(
                 (
@@ -656,7 +701,7 @@ class ResultRepository:
                 )
             )
             scopes = () if result.practice else (result.chat_id, OVERALL_SCOPE)
-            if rate and scopes:
+            if rated is not None and scopes:
                 rated.append((result_id, result))
             for p in result.participants:
                 players.append(
@@ -679,18 +724,7 @@ class ResultRepository:
                             user_id=p.user_id, name=p.name, is_computer=p.is_computer
                         )
                     tally.add(p, is_durak, result_id, ended)
-            if len(games) >= chunk:
-                await self._insert(games, players)
-                games, players = [], []
-        if games:
-            await self._insert(games, players)
-        if tallies:
-            await self._s.executemany(
-                _UPSERT_STATS, [tally.params(scope, pid) for (scope, pid), tally in tallies.items()]
-            )
-        if rated:
-            await self._rate([r for _, r in rated], skills={})
-        return ids
+        return games, players
 
     async def _skill(
         self, scope: int, player_id: str, skills: dict[tuple[int, str], Skill]
@@ -735,6 +769,7 @@ class ResultRepository:
     async def recompute_ratings(self, *, chat_id: int | None = None) -> int:
         """Ratings from scratch, from the stored games in the order they were recorded
         (all scopes, or one chat's). Returns how many games were replayed."""
+        await self._s.lock(RESULTS_LOCK)
         if chat_id is None:
             await self._s.execute("UPDATE player_stats SET mu = NULL, sigma = NULL, rating = NULL")
             where, params = "WHERE practice = 0", cast(tuple[int, ...], ())
@@ -956,6 +991,7 @@ class ResultRepository:
         """Move the chat's finished games and its statistics to its new id."""
         if OVERALL_SCOPE in (old_chat_id, new_chat_id):
             raise ValueError("chat id 0 is reserved for the all-chats statistics")
+        await self._s.lock(RESULTS_LOCK)
         await self._s.execute(
             "UPDATE finished_games SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
         )

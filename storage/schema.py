@@ -1,6 +1,9 @@
 """Numbered migrations, applied at start-up and recorded in the ``schema_version`` table.
 
-Migrations are ``storage/migrations/NNNN_name.sql``, numbered from 1 without gaps. Each one runs
+Migrations are ``storage/migrations/NNNN_name.sql`` for SQLite and
+``storage/migrations/postgresql/NNNN_name.sql`` for PostgreSQL (each numbered from 1 without
+gaps; PostgreSQL's start at the schema SQLite reached with its 7th, and a change to the schema
+is a new migration in both folders). Each one runs
 in its own write transaction together with the row recording it, so a crash leaves the database
 at the previous version, never halfway. A database at a version newer than the newest migration
 this code has raises `SchemaTooNew` before anything is touched.
@@ -28,6 +31,14 @@ CREATE TABLE IF NOT EXISTS schema_version (
 )
 """
 
+_VERSION_TABLES = {
+    "sqlite": _VERSION_TABLE,
+    "postgresql": _VERSION_TABLE.replace("applied_us INTEGER", "applied_us BIGINT"),
+}
+
+MIGRATION_LOCK = 0x44_75_72_61_6B_00
+"""`Backend.lock` key of a migration step (SQLite's write transaction needs none)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -36,10 +47,10 @@ class Migration:
     sql: str
 
 
-def load_migrations() -> list[Migration]:
+def load_migrations(folder: str = "migrations") -> list[Migration]:
     """The packaged migrations in order; raises RuntimeError if the numbering has a gap."""
     found: list[Migration] = []
-    for entry in resources.files("storage").joinpath("migrations").iterdir():
+    for entry in resources.files("storage").joinpath(folder).iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
@@ -59,11 +70,19 @@ def check_numbering(migrations: Sequence[Migration]) -> None:
 
 MIGRATIONS: list[Migration] = load_migrations()
 LATEST_VERSION: int = len(MIGRATIONS)
+"""SQLite's newest schema version (`migrations_for` PostgreSQL's)."""
+
+_MIGRATIONS = {"sqlite": MIGRATIONS, "postgresql": load_migrations("migrations/postgresql")}
+
+
+def migrations_for(dialect: str) -> list[Migration]:
+    """The migrations of a backend's dialect (``Backend.dialect``)."""
+    return _MIGRATIONS[dialect]
 
 
 async def current_version(backend: Backend) -> int:
     """The schema version of the database; 0 for an empty one."""
-    await backend.execute(_VERSION_TABLE)
+    await backend.execute(_VERSION_TABLES[backend.dialect])
     row = await backend.fetchone("SELECT COALESCE(MAX(version), 0) AS version FROM schema_version")
     return int(row["version"]) if row else 0
 
@@ -77,19 +96,23 @@ async def migrate(
     """Bring the database up to ``target`` (default: the newest migration); return its version.
 
     Safe to run from several processes at once: each step re-reads the version after taking the
-    write lock. Raises `SchemaTooNew` if the database is ahead of ``migrations``, and
-    `DatabaseUnusable` if it cannot be written.
+    write lock (PostgreSQL: an advisory lock). Raises `SchemaTooNew` if the database is ahead
+    of ``migrations``, and `DatabaseUnusable` if it cannot be written.
     """
-    steps = list(MIGRATIONS if migrations is None else migrations)
+    steps = list(migrations_for(backend.dialect) if migrations is None else migrations)
     check_numbering(steps)
     known = len(steps)
     goal = known if target is None else target
     if not 0 <= goal <= known:
         raise ValueError(f"target version {goal} is not between 0 and {known}")
-    await backend.execute(_VERSION_TABLE)
+    if backend.dialect == "sqlite":
+        # PostgreSQL makes it in the locked transaction below: two processes creating it at
+        # once would collide there.
+        await backend.execute(_VERSION_TABLES[backend.dialect])
     while True:
         await backend.begin(write=True)
         try:
+            await backend.lock(MIGRATION_LOCK)  # PostgreSQL: one migrating process at a time
             version = await current_version(backend)
             if version > known:
                 raise SchemaTooNew(found=version, known=known, where=backend.where)

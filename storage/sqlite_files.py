@@ -1,6 +1,7 @@
 """SQLite files the bot cannot use: what SQLite's refusal of a file tells the operator
-(`unusable`: one line naming the file, the cause and what to do), and the start-up check
-(`quick_check`), on a read-only connection of its own."""
+(`unusable`: one line naming the file, the cause and what to do), at start-up and while the
+bot runs (a full disk), and the start-up check (`quick_check`), on a read-only connection
+of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from storage.errors import DatabaseUnusable
+from storage.errors import DatabaseUnavailable, DatabaseUnusable
 from storage.url import DatabaseURL
 
 
@@ -20,22 +21,28 @@ def database_file(url: DatabaseURL) -> str:
 
 def unusable(error: sqlite3.Error, file: str) -> DatabaseUnusable | None:
     """What SQLite's refusal of the file itself (``file``: its path) tells the operator, in
-    one line, or None for any other error."""
+    one line, or None for any other error: `DatabaseUnavailable` where the cause lies outside
+    the file's contents (a full file system, permissions, the disk), which fixing it ends."""
     code = error.sqlite_errorcode & 0xFF  # the primary code of an extended one
     if code == sqlite3.SQLITE_CORRUPT:
         return damaged(file, str(error))
     if code == sqlite3.SQLITE_NOTADB:
         problem = "is not an SQLite database: check DATABASE_URL, or restore it from a backup"
-    elif code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+        return DatabaseUnusable(f"database file {file} {problem}", where=file)
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
         problem = (
             "is read-only for the bot: let it write the file and its folder "
             "(check their owner and permissions)"
         )
     elif code == sqlite3.SQLITE_CANTOPEN:
         problem = "cannot be opened: check that it is a file, in a folder the bot may write"
+    elif code == sqlite3.SQLITE_FULL:
+        problem = "cannot grow: its file system is full; free space there"
+    elif code == sqlite3.SQLITE_IOERR:
+        problem = f"could not be read or written ({error}): check its disk and file system"
     else:
         return None
-    return DatabaseUnusable(f"database file {file} {problem}", where=file)
+    return DatabaseUnavailable(f"database file {file} {problem}", where=file)
 
 
 def damaged(file: str, problem: str) -> DatabaseUnusable:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 Synchronous = Literal["NORMAL", "FULL", "EXTRA"]
 Executor = Literal["aiosqlite", "inline"]
+Scheme = Literal["sqlite", "postgresql"]
 
 _SYNCHRONOUS: dict[str, Synchronous] = {"NORMAL": "NORMAL", "FULL": "FULL", "EXTRA": "EXTRA"}
 _EXECUTORS: dict[str, Executor] = {
@@ -37,33 +38,100 @@ class DatabaseURL:
       round trip about 100 us), but the loop is blocked for as long as each statement takes;
       waiting for another process's lock is still done with ``asyncio.sleep``. ``thread`` is
       accepted as an old name of ``aiosqlite``.
+
+    ``postgresql://user:password@host:port/database`` (or ``postgres://``) for PostgreSQL
+    (`storage.postgres`): the driver's own options (``sslmode``, ``connect_timeout``, ...)
+    pass through to it; the bot's own are ``pool_min`` and ``pool_max`` (connections in the
+    pool, default 1 and 10) and ``busy_timeout`` (milliseconds a statement may wait for a
+    row lock before `DatabaseBusy`, default 5000). ``str()`` of a URL never shows the
+    password.
     """
 
-    scheme: Literal["sqlite"]
-    path: str
+    scheme: Scheme
+    path: str  # SQLite: the file; PostgreSQL: the database's name
     synchronous: Synchronous = "NORMAL"
     busy_timeout_ms: int = 5000
     executor: Executor = "aiosqlite"
+    # PostgreSQL: what the driver gets (with the password: never printed, never compared),
+    # the same with the password as *** (for messages), the pool's size.
+    dsn: str = field(default="", repr=False, compare=False)
+    shown: str = ""
+    pool_min: int = 1
+    pool_max: int = 10
 
     @property
     def in_memory(self) -> bool:
-        return self.path == MEMORY
+        return self.scheme == "sqlite" and self.path == MEMORY
 
     def __str__(self) -> str:
+        if self.scheme == "postgresql":
+            return self.shown
         return f"{self.scheme}:///{self.path}"
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url.strip())
+    if not parts.password:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return url.strip().replace(parts.netloc, f"{parts.username or ''}:***@{host}", 1)
+
+
+def _count(url: str, key: str, value: str, unit: str) -> int:
+    number = int(value) if value.isdigit() else -1
+    if number < 0:
+        raise ValueError(f"DATABASE_URL {url!r}: {key} must be {unit}, not {value!r}")
+    return number
+
+
+def _parse_postgres(raw: str, shown: str) -> DatabaseURL:
+    parts = urlsplit(raw.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    if port == -1 or not (parts.hostname or query.get("host")):
+        raise ValueError(
+            f"DATABASE_URL {shown!r}: a PostgreSQL URL names its server: "
+            f"postgresql://user:password@host:port/database"
+        )
+    database = unquote(parts.path.lstrip("/"))
+    if not database:
+        raise ValueError(f"DATABASE_URL {shown!r}: no database name given (after the host)")
+    result = DatabaseURL(scheme="postgresql", path=database)
+    passed: list[tuple[str, str]] = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "busy_timeout":
+            result = replace(result, busy_timeout_ms=_count(shown, key, value, "milliseconds"))
+        elif key == "pool_min":
+            result = replace(result, pool_min=_count(shown, key, value, "a number"))
+        elif key == "pool_max":
+            result = replace(result, pool_max=_count(shown, key, value, "a number"))
+        else:
+            passed.append((key, value))  # the driver's own (sslmode, ...): it checks them
+    if result.pool_max < 1 or result.pool_min > result.pool_max:
+        raise ValueError(
+            f"DATABASE_URL {shown!r}: pool_max must be 1 or more and pool_min at most pool_max"
+        )
+    query_text = urlencode(passed)
+    dsn = f"postgresql://{parts.netloc}{parts.path}" + (f"?{query_text}" if query_text else "")
+    return replace(result, dsn=dsn, shown=_redacted(dsn))
 
 
 def parse_database_url(url: str) -> DatabaseURL:
     """Parse a ``DATABASE_URL``; raise ValueError naming the problem if it is not usable."""
-    parts = urlsplit(url.strip())
-    if parts.password:  # never echo a password into an error message or a log line
-        host = parts.netloc.rpartition("@")[2]
-        url = parts._replace(netloc=f"{parts.username or ''}:***@{host}").geturl()
+    raw = url
+    url = _redacted(url)  # never echo a password into an error message or a log line
+    parts = urlsplit(raw.strip())
     scheme = parts.scheme.lower()
-    if scheme in {"postgres", "postgresql"} or scheme.startswith("postgresql+"):
-        raise ValueError(f"DATABASE_URL {url!r}: PostgreSQL is not supported yet, use sqlite:///")
+    if scheme in {"postgres", "postgresql"}:
+        return _parse_postgres(raw, url)
     if scheme != "sqlite":
-        raise ValueError(f"DATABASE_URL {url!r}: unknown scheme {parts.scheme!r}, use sqlite:///")
+        raise ValueError(
+            f"DATABASE_URL {url!r}: unknown scheme {parts.scheme!r}, use sqlite:/// or "
+            f"postgresql://"
+        )
     if parts.netloc:
         raise ValueError(
             f"DATABASE_URL {url!r}: a sqlite URL has no host; write sqlite:///relative/path "
@@ -74,12 +142,6 @@ def parse_database_url(url: str) -> DatabaseURL:
         path = path[1:]
     if not path:
         raise ValueError(f"DATABASE_URL {url!r}: no database file given")
-
-    def count(key: str, value: str, unit: str) -> int:
-        number = int(value) if value.isdigit() else -1
-        if number < 0:
-            raise ValueError(f"DATABASE_URL {url!r}: {key} must be {unit}, not {value!r}")
-        return number
 
     result = DatabaseURL(scheme="sqlite", path=path)
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
@@ -92,7 +154,7 @@ def parse_database_url(url: str) -> DatabaseURL:
                 )
             result = replace(result, synchronous=level)
         elif key == "busy_timeout":
-            result = replace(result, busy_timeout_ms=count(key, value, "milliseconds"))
+            result = replace(result, busy_timeout_ms=_count(url, key, value, "milliseconds"))
         elif key == "executor":
             executor = _EXECUTORS.get(value.lower())
             if executor is None:

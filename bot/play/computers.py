@@ -10,16 +10,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import zlib
 from dataclasses import dataclass, field
 
 from bot import render
 from bot.kit import computers
+from bot.ops import metrics
 from bot.play.room import Room
 from engine.ai import make_player
-from storage import GameRecord, Seat
+from storage import DatabaseUnavailable, GameRecord, Seat
 
 logger = logging.getLogger(__name__)
+
+# How long a computer thinks while the database cannot store (its move would fail, and each
+# failure loads and shows the game again): the game is tried again this often, not more.
+DELAY_WHILE_DOWN = 30.0
 
 
 def computer_to_move(record: GameRecord) -> str | None:
@@ -62,7 +68,8 @@ class Computers(Room):
 
     async def _think(self, chat_id: int) -> None:
         try:
-            await asyncio.sleep(self.kit.settings.computer_delay)
+            delay = self.kit.settings.computer_delay
+            await asyncio.sleep(max(delay, DELAY_WHILE_DOWN) if self.store.watch.down else delay)
             async with self.store.for_chat(chat_id) as unit:
                 record = unit.record
                 pid = computer_to_move(record) if record is not None else None
@@ -70,6 +77,8 @@ class Computers(Room):
                     await self._move(record, pid)
         except asyncio.CancelledError:
             raise
+        except DatabaseUnavailable as exc:  # the store has warned once for the outage
+            logger.info("a computer player's move in chat %s was not stored: %s", chat_id, exc)
         except Exception:
             logger.exception("a computer player's move in chat %s failed", chat_id)
         finally:
@@ -85,7 +94,9 @@ class Computers(Room):
         seed = zlib.crc32(f"{game.seed}:{game.move_number}:{pid}".encode())  # stable
         player = make_player(seat.level or "easy", seed)
         try:
+            thinking = time.perf_counter()
             action = await asyncio.to_thread(player.choose, game.copy(), pid)
+            metrics.computer_decided(seat.level, time.perf_counter() - thinking)
         except Exception:  # a bug in a stronger player must not stop the game: play easy
             logger.exception("the %s computer %s failed; it plays easy this move", seat.level, pid)
             action = make_player("easy", seed).choose(game.copy(), pid)

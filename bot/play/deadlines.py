@@ -28,7 +28,7 @@ from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
 from engine.advice import forced_resign, timeout_action
-from storage import GameRecord
+from storage import DatabaseUnavailable, GameRecord
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +174,9 @@ class Deadlines(Room):
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:
             await self.expire(chat_id, now)
+        except DatabaseUnavailable as exc:  # the store has warned once for the outage
+            logger.info("the deadline of chat %s waits for the database: %s", chat_id, exc)
+            self._retry_at[chat_id] = now + DEADLINE_RETRY
         except Exception:
             logger.exception("handling the deadline of chat %s failed", chat_id)
             self._retry_at[chat_id] = now + DEADLINE_RETRY
@@ -244,6 +247,8 @@ class Deadlines(Room):
                     if record.chat_id in extended:
                         await self.store.save(record)  # kept after a reload, and given once
                     await self.show_again(record)
+                except DatabaseUnavailable as exc:  # the store has warned once for the outage
+                    logger.info("game %s resumes as stored: %s", record.id, exc)
                 except Exception:
                     logger.exception("could not resume game %s", record.id)
         self._changed.set()

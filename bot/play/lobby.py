@@ -20,6 +20,7 @@ from bot import render
 from bot.callbacks import AgainData, LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
 from bot.kit import Person, title
+from bot.ops import games
 from bot.play.computers import Computers
 from bot.play.guide import PRACTICE_RULES, Guide
 from bot.play.room import Room
@@ -106,8 +107,9 @@ class Lobbies(Room):
             await self.store.save(record)
             raise
         # A timeout or network error may have delivered the message all the same: the lobby
-        # stays, its first change sends it anew (`refresh`), and so does /newgame.
-        await self.store.save(record)
+        # stays, its first change sends it anew (`refresh`), and so does /newgame. Its id,
+        # if it cannot be stored now, is kept in memory (never a reason to send it again).
+        await self.store.save_quietly(record)
         return record
 
     def _render(
@@ -293,6 +295,7 @@ class Lobbies(Room):
         record.meta.quiet = await self.kit.alerts_off(record)
         self.store.set_deadline(record)
         await self.store.save(record)
+        games.started(record)
         await self.out.answer(query, started or None)
         await self.refresh(record, closed="lobby-started")
         self.screens.table(record)

@@ -7,8 +7,10 @@ membership changes, group migration, then the error handler.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
+import time
 import traceback
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -40,9 +42,10 @@ from bot.callbacks import (
 )
 from bot.delivery import Tap
 from bot.kit import Person
+from bot.ops import logs, metrics
 from bot.play import Rooms
 from bot.render import Rendered
-from storage import Conflict, StorageError
+from storage import Conflict, DatabaseUnavailable, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -295,14 +298,25 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         await _dispatch(rooms, tap, person, data)
     except StorageError as exc:
+        rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
+        log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
-            logger.warning("storing after a tap of user %s failed: %s", user.id, exc)
+            log("storing after a tap of user %s failed: %s", user.id, exc)
             return
         if isinstance(exc, Conflict):  # another writer got there first: nothing was applied
             await out.answer(tap, t(user.language_code, "error-conflict"))
             return
-        logger.warning("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
-        await out.answer(tap, t(user.language_code, "error-storage"))
+        log("a tap of user %s was not stored: %s", user.id, exc)  # nothing applied
+        await out.answer(tap, t(user.language_code, storage_error_key(exc)))
+
+
+def storage_error_key(error: StorageError) -> str:
+    """What a user is told of a save that failed (nothing of it happened)."""
+    if isinstance(error, Conflict):
+        return "error-conflict"
+    if isinstance(error, DatabaseUnavailable):  # the server has a problem: not "just now"
+        return "error-unavailable"
+    return "error-storage"
 
 
 async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> None:
@@ -367,7 +381,8 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
-    logger.error("error while handling an update", exc_info=context.error)
+    with _ids_of(update):  # outside `_observed` now: the line names the update again
+        logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
     settings = rooms.kit.settings if rooms is not None else None
     if rooms is None or settings is None or settings.operator_chat_id is None:
@@ -383,6 +398,30 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         logger.exception("could not report the error to the operator chat")
 
 
+def _observed(kind: str, callback: Callback) -> Callback:
+    """Handle the update with its id and chat on every log line (`bot.ops.logs`), and count
+    it and its handling time by `kind` (`bot.ops.metrics`): from here, when python-telegram-bot
+    hands it over, to the handler's end, after its last Bot API call."""
+
+    async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        started = time.perf_counter()
+        try:
+            with _ids_of(update):
+                await callback(update, context)
+        finally:
+            metrics.update_handled(kind, time.perf_counter() - started)
+
+    return handle
+
+
+def _ids_of(update: object) -> contextlib.AbstractContextManager[None]:
+    """Log lines within name the update and its chat."""
+    if not isinstance(update, Update):
+        return contextlib.nullcontext()
+    chat = update.effective_chat
+    return logs.ids(update_id=update.update_id, chat_id=chat.id if chat is not None else None)
+
+
 def _as_oneself(callback: Callback) -> Callback:
     """Refuse a command sent in a group as the group (an anonymous admin) or as a channel:
     Telegram then names a stand-in account as the sender, so the bot cannot tell who it is."""
@@ -395,6 +434,33 @@ def _as_oneself(callback: Callback) -> Callback:
         await callback(update, context)
 
     return command
+
+
+def _storing(callback: Callback, *, reply: bool = True) -> Callback:
+    """A handler whose save failed (a database locked too long, full, read-only) says so in
+    a reply to the command ("could not be saved, nothing happened"), as a tap is answered,
+    instead of an update error with a traceback and an operator report each time; the
+    operator hears of a database that cannot store once (`DatabaseWatch`). ``reply=False``:
+    an update nobody waits for (a member left), only logged."""
+
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        try:
+            await callback(update, context)
+        except StorageError as exc:
+            rooms = rooms_of(context)
+            rooms.store.watch.failed(exc)
+            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log("an update was not stored: %s", exc)
+            message = update.effective_message
+            if not reply or message is None:
+                return
+            try:
+                lang = await _language(update, context)
+            except StorageError:  # the database cannot be read either
+                lang = rooms.kit.tr.normalize(_lang(update))
+            await _answer(context, message, [rooms.kit.t(lang, storage_error_key(exc))])
+
+    return handler
 
 
 def register(application: Application) -> None:  # type: ignore[type-arg]
@@ -417,17 +483,35 @@ def register(application: Application) -> None:  # type: ignore[type-arg]
     for name, callback in commands.items():
         if name not in ("help", "howto", "rules"):  # these need not know who asks
             callback = _as_oneself(callback)
-        application.add_handler(CommandHandler(name, callback, filters.UpdateType.MESSAGE))
+        callback = _storing(callback)
+        application.add_handler(
+            CommandHandler(name, _observed("command", callback), filters.UpdateType.MESSAGE)
+        )
     # Anything else in private (text, an unknown command): what the bot understands.
     application.add_handler(
         MessageHandler(
-            filters.ChatType.PRIVATE & filters.UpdateType.MESSAGE & filters.TEXT, private_other
+            filters.ChatType.PRIVATE & filters.UpdateType.MESSAGE & filters.TEXT,
+            _observed("other", private_other),
         )
     )
-    application.add_handler(CallbackQueryHandler(button))
-    application.add_handler(ChatMemberHandler(my_membership, ChatMemberHandler.MY_CHAT_MEMBER))
-    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, migrated))
-    application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, member_left))
+    application.add_handler(CallbackQueryHandler(_observed("callback", button)))
+    application.add_handler(
+        ChatMemberHandler(
+            _observed("other", _storing(my_membership, reply=False)),
+            ChatMemberHandler.MY_CHAT_MEMBER,
+        )
+    )
+    application.add_handler(
+        MessageHandler(
+            filters.StatusUpdate.MIGRATE, _observed("other", _storing(migrated, reply=False))
+        )
+    )
+    application.add_handler(
+        MessageHandler(
+            filters.StatusUpdate.LEFT_CHAT_MEMBER,
+            _observed("other", _storing(member_left, reply=False)),
+        )
+    )
     application.add_error_handler(on_error)
 
 

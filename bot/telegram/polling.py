@@ -40,10 +40,21 @@ class PollingWatch:
         self._since: float | None = None
         self._failures = 0
         self._wait = 0.0
+        self._answered_at: float | None = None
 
     @property
     def down(self) -> bool:
         return self._since is not None
+
+    @property
+    def down_since(self) -> float | None:
+        """When (on its clock) the first of the polls failing since then failed; None: up."""
+        return self._since
+
+    @property
+    def answered_at(self) -> float | None:
+        """When (on its clock) the Bot API last answered a poll; None: not yet."""
+        return self._answered_at
 
     def failed(self, error: TelegramError) -> None:
         """A poll failed on a network error; the loop waits before the next."""
@@ -58,6 +69,7 @@ class PollingWatch:
     def answered(self) -> None:
         """The Bot API answered a poll."""
         self._wait = 0.0
+        self._answered_at = self._clock()
         if self._since is None:
             return
         logger.info(

@@ -44,6 +44,7 @@ against `HTTPXRequest` itself, so that a new PTB release cannot make the two dri
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,8 @@ from telegram.error import NetworkError, TimedOut
 from telegram.ext import ExtBot
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
+
+from bot.ops import metrics
 
 if TYPE_CHECKING:
     from telegram._utils.types import JSONDict, ODVInput
@@ -107,7 +110,8 @@ apply: refused rather than silently dropped."""
 
 async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
     """Call Bot API `method` with `parameters` (text, numbers, booleans, JSON text; None
-    values are left out); its result as JSON (see the module). Raises PTB's errors."""
+    values are left out); its result as JSON (see the module). Raises PTB's errors. Each
+    call is counted by method and outcome, with its duration (`bot.ops.metrics`)."""
     given = {k: v for k, v in parameters.items() if v is not None}
     # An integer's form value is its digits (`json.dumps` would make the same, slower).
     body = RequestData(
@@ -116,16 +120,24 @@ async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
     url = f"{bot.base_url}/{method}"
     request = bot.request
     limiter = bot.rate_limiter if isinstance(bot, ExtBot) else None
-    if limiter is None:
-        return await request.post(url, body)
-    return await limiter.process_request(
-        callback=request.post,
-        args=(url, body),
-        kwargs={},
-        endpoint=method,
-        data=given,
-        rate_limit_args=None,
-    )
+    started = time.perf_counter()
+    try:
+        if limiter is None:
+            result = await request.post(url, body)
+        else:
+            result = await limiter.process_request(
+                callback=request.post,
+                args=(url, body),
+                kwargs={},
+                endpoint=method,
+                data=given,
+                rate_limit_args=None,
+            )
+    except Exception as error:  # counted by outcome (bot.ops.metrics), then as it was
+        metrics.api_call(method, error, time.perf_counter() - started)
+        raise
+    metrics.api_call(method, None, time.perf_counter() - started)
+    return result
 
 
 class JsonRequest(HTTPXRequest):

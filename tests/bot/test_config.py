@@ -58,6 +58,9 @@ def test_a_malformed_setting_reads_without_library_words(tmp_path: Path) -> None
         ("BOT_API_BASE_URL", "ftp://x"),
         ("DATABASE_URL", "mysql://u:SECRET@db/x"),
         ("DATABASE_URL", "sqlite:///x.db?synchronous=bogus"),
+        ("HEALTH_PORT", "70000"),
+        ("HEALTH_PORT", "eighty"),
+        ("LOG_FORMAT", "xml"),
     ],
 )
 def test_malformed_setting_is_named(tmp_path: Path, name: str, value: str) -> None:
@@ -79,3 +82,14 @@ def test_settings_never_show_the_token() -> None:
     settings = Settings(_env_file=None, bot_token="123456:SECRET-abcdef")  # type: ignore[call-arg]
     assert "SECRET" not in repr(settings) and "SECRET" not in str(settings.model_dump())
     assert settings.database_url == "sqlite:///data/durak.sqlite3"
+
+
+def test_the_health_server_is_off_and_on_loopback_by_default() -> None:
+    settings = Settings(_env_file=None, bot_token="123456:SECRET-abcdef")  # type: ignore[call-arg]
+    assert (settings.health_port, settings.health_host, settings.log_format) == (
+        None,
+        "127.0.0.1",
+        "text",
+    )
+    empty = Settings(_env_file=None, bot_token="123456:SECRET-abcdef", health_port="")  # type: ignore[call-arg, arg-type]
+    assert empty.health_port is None  # as .env.example leaves it

@@ -74,6 +74,26 @@ async def test_without_network_start_up_says_so_in_one_line_and_exits_3(tmp_path
     assert TOKEN.split(":")[1] not in log
 
 
+async def test_a_postgresql_server_that_does_not_answer_is_one_line_and_exit_3(
+    tmp_path: Path,
+) -> None:
+    """The database is opened before Telegram is asked anything: a PostgreSQL that is not
+    running says so, naming the server and never the password; starting later may work."""
+    port = closed_port()
+    code, log = await run_to_exit(
+        f"http://127.0.0.1:{closed_port()}/bot",
+        tmp_path,
+        DATABASE_URL=f"postgresql://bot:hunter2@127.0.0.1:{port}/durak",
+    )
+    assert code == 3, log
+    [line] = log.splitlines()
+    assert line.startswith(
+        f"durak-bot: cannot reach the database server of postgresql://bot:***@127.0.0.1:{port}/"
+    ), log
+    assert "check that PostgreSQL runs there" in line, log
+    assert "hunter2" not in log
+
+
 async def test_at_log_level_debug_the_traceback_comes_with_the_line(tmp_path: Path) -> None:
     code, log = await run_to_exit(
         f"http://127.0.0.1:{closed_port()}/bot", tmp_path, LOG_LEVEL="DEBUG"

@@ -5,7 +5,9 @@
 can be pointed at it with `BOT_API_BASE_URL`. Every request is handed to the fake as if it
 were addressed to api.telegram.org. Tests wait for what they expect with `wait_for`, which
 wakes on every answered request: no sleeping. `cut` and `restore` lose and give back the
-network: while cut, every connection is dropped unanswered.
+network: while cut, every connection is dropped unanswered. `hold` keeps back the requests
+that meet a condition (the bot waits for their answers) until `release`, so that a test can
+look at the bot while it waits.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ class LoopbackBotAPI:
         self._tasks: set[asyncio.Task[None]] = set()
         self.is_cut = False
         self.dropped = 0  # connections dropped unanswered while the network was cut
+        self._hold: Callable[[httpx.Request], bool] | None = None
+        self._released = asyncio.Event()
+        self.held: list[httpx.Request] = []  # requests kept back by `hold` so far
 
     @property
     def base_url(self) -> str:
@@ -68,6 +73,16 @@ class LoopbackBotAPI:
     def restore(self) -> None:
         self.is_cut = False
 
+    def hold(self, condition: Callable[[httpx.Request], bool]) -> None:
+        """Keep back every request that meets `condition` (in `held`, and `wait_for` wakes)
+        until `release`; then each is answered as usual."""
+        self._hold = condition
+        self._released.clear()
+
+    def release(self) -> None:
+        self._hold = None
+        self._released.set()
+
     async def wait_for(self, condition: Callable[[], bool]) -> None:
         """Return once `condition()` holds, checked after every answered request (at most
         `WAIT` seconds: a bot that never gets there fails the test instead of hanging it)."""
@@ -86,6 +101,11 @@ class LoopbackBotAPI:
                     self._answered.notify_all()
                 return
             while request := await self._read_request(reader):
+                if self._hold is not None and self._hold(request):
+                    self.held.append(request)
+                    async with self._answered:
+                        self._answered.notify_all()
+                    await self._released.wait()
                 try:
                     response = await self.fake._handle(request)
                 except httpx.TimeoutException:

@@ -1,4 +1,13 @@
-"""Fixtures for the storage tests: a real SQLite file in a temporary directory."""
+"""Fixtures for the storage tests: a real SQLite file in a temporary directory, or a database
+of its own on a real PostgreSQL server that the tests start (`tests.postgres`).
+
+A test that takes ``db`` or ``db_url`` runs on each backend: SQLite through aiosqlite's
+thread, SQLite inline on the loop, and PostgreSQL (``postgresql`` in its id, marked
+``postgres``). A test about SQLite's files or its single connection (crashes of a file, its
+checks, its stored format, its one-statement save batches) is marked ``sqlite_only`` and
+runs on the two SQLite ones. Without PostgreSQL's programs the PostgreSQL runs are skipped,
+with the reason (``pytest -rs``) and a line in the summary saying how to get them.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +22,30 @@ import pytest
 
 from engine import Game, Rules
 from storage import Database, FinishedGame, GameRecord, Lobby, Participant, Seat
+from tests import postgres
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
 
-@pytest.fixture(params=["aiosqlite", "inline"])
-def executor(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+SQLITE_ONLY = pytest.mark.sqlite_only
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``backend``: the two SQLite executors, and PostgreSQL unless the test is SQLite-only."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    backends: list[object] = ["aiosqlite", "inline"]
+    if metafunc.definition.get_closest_marker("sqlite_only") is None:
+        backends.append(pytest.param("postgresql", marks=pytest.mark.postgres))
+    metafunc.parametrize("backend", backends)
+
+
+@pytest.fixture
+def executor(backend: str) -> str:
+    """For a test of SQLite itself (marked ``sqlite_only``): the SQLite executor it runs on,
+    aiosqlite's thread or inline on the loop."""
+    assert backend != "postgresql", "a test of an SQLite executor is marked sqlite_only"
+    return backend
 
 
 @pytest.fixture
@@ -28,9 +54,32 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def db_url(db_path: Path, executor: str) -> str:
-    """Every test using it runs twice: through aiosqlite's thread, and inline on the loop."""
-    return f"sqlite:///{db_path}?executor={executor}"
+async def db_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[str]:
+    """Every test using it runs on each backend: SQLite through aiosqlite's thread, SQLite
+    inline on the loop, a database of its own on PostgreSQL (already migrated)."""
+    if backend != "postgresql":
+        db_path = request.getfixturevalue("db_path")
+        yield f"sqlite:///{db_path}?executor={backend}"
+        return
+    server: postgres.PostgresServer = request.getfixturevalue("pg_server")
+    async with postgres.fresh_database(server) as url:
+        yield url
+
+
+@pytest.fixture
+async def empty_db_url(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[str]:
+    """As `db_url`, never migrated (PostgreSQL: an empty database; SQLite: no file yet)."""
+    if backend != "postgresql":
+        db_path = request.getfixturevalue("db_path")
+        yield f"sqlite:///{db_path}?executor={backend}"
+        return
+    server: postgres.PostgresServer = request.getfixturevalue("pg_server")
+    async with postgres.fresh_database(server, migrated=False) as url:
+        yield url
 
 
 @pytest.fixture
@@ -129,3 +178,32 @@ def result(
         participants=participants,
         practice=practice,
     )
+
+
+@contextlib.contextmanager
+def small_file_system(folder: Path, size_kib: int = 2048) -> Iterator[Path]:
+    """A tmpfs of ``size_kib`` mounted on ``folder`` (made) for the block, to fill up as a
+    full disk would be: skips where mounting is not allowed (not root, a container without
+    the right)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def fill(folder: Path) -> Path:
+    """Write a file in ``folder`` until its file system is full; the file (delete it to
+    free the space again)."""
+    filler = folder / "filler"
+    with filler.open("wb", buffering=0) as out, contextlib.suppress(OSError):  # ENOSPC
+        while out.write(b"\0" * 4096):
+            pass
+    return filler

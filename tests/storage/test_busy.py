@@ -20,6 +20,7 @@ async def _hold_write_lock(db: Database, held: asyncio.Event, release: asyncio.E
         await release.wait()
 
 
+@pytest.mark.sqlite_only(reason="SQLite's single writer: one write lock for the whole file")
 async def test_writer_waits_for_the_other_connection(db_url: str) -> None:
     async with Database.connect(db_url) as one, Database.connect(db_url) as two:
         held, release = asyncio.Event(), asyncio.Event()
@@ -38,6 +39,7 @@ async def test_writer_waits_for_the_other_connection(db_url: str) -> None:
         assert await waiter == 1  # it began after the other transaction committed
 
 
+@pytest.mark.sqlite_only(reason="SQLite's single writer: one write lock for the whole file")
 async def test_busy_timeout_raises_database_busy(db_path: Path, executor: str) -> None:
     url = f"sqlite:///{db_path}?executor={executor}"
     async with (
@@ -73,6 +75,7 @@ async def test_readers_do_not_wait_for_writers(db_url: str) -> None:
         await holder
 
 
+@pytest.mark.sqlite_only(reason="SQLite's single writer: one write lock for the whole file")
 async def test_save_game_waits_for_another_writer_or_gives_up_as_a_transaction(
     db_path: Path, executor: str
 ) -> None:

@@ -269,25 +269,39 @@ async def test_nested_transaction_is_refused(db: Database) -> None:
                 pass
 
 
-async def test_concurrent_transactions_serialize(db: Database) -> None:
+async def test_concurrent_read_then_save_loses_no_update(db: Database, backend: str) -> None:
+    """Ten writers, each reading the game and saving it ten times at once: every save is
+    counted once. SQLite runs one transaction at a time (no save is refused); PostgreSQL
+    runs them side by side, and a save of a version another writer replaced meanwhile is a
+    `Conflict` (its writer reads again), never a lost update."""
     async with db.transaction() as tx:
         created = await tx.games.create(record=running_record())
     assert created.id is not None
     game_id = created.id
+    conflicts = 0
 
     async def bump(n: int) -> None:
-        for _ in range(n):
-            async with db.transaction() as tx:
-                record = await tx.games.get(game_id=game_id)
-                await asyncio.sleep(0)  # let the others try to get in
-                record.timeouts = {"1": record.timeouts.get("1", 0) + 1}
-                await tx.games.save(record=record, expected_version=record.version)
+        nonlocal conflicts
+        done = 0
+        while done < n:
+            try:
+                async with db.transaction() as tx:
+                    record = await tx.games.get(game_id=game_id)
+                    await asyncio.sleep(0)  # let the others try to get in
+                    record.timeouts = {"1": record.timeouts.get("1", 0) + 1}
+                    await tx.games.save(record=record, expected_version=record.version)
+            except Conflict:
+                conflicts += 1
+                continue
+            done += 1
 
     await asyncio.gather(*(bump(10) for _ in range(10)))
     async with db.transaction() as tx:
         final = await tx.games.get(game_id=game_id)
     assert final.timeouts == {"1": 100}
     assert final.version == 101
+    if backend != "postgresql":
+        assert conflicts == 0
 
 
 async def test_closed_database_refuses_transactions(db_url: str) -> None:
@@ -345,6 +359,7 @@ def _statements_sent(db: Database) -> list[str]:
     return sent
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_save_game_stores_a_move_in_one_statement_of_its_own(db: Database) -> None:
     """The bot's save per move: the same outcome as `games.save` in a transaction, from one
     UPDATE the database commits by itself (another connection reads it at once)."""
@@ -391,6 +406,7 @@ async def test_save_game_takes_the_full_transaction_for_a_new_status(db: Databas
         await db.save_game(first)
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_save_game_right_after_a_failing_commit_is_stored(db: Database) -> None:
     """A COMMIT that fails leaves its transaction open: a statement sent into it would go
     down with it. The save that follows must still be stored, and nothing of the other."""
@@ -451,6 +467,7 @@ async def _saves_and_stores(db: Database, record: GameRecord, table_message_id: 
         assert (await tx.games.get(game_id=record.id or 0)).table_message_id == table_message_id
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
     db: Database, executor: str
 ) -> None:
@@ -488,6 +505,7 @@ async def test_saves_of_several_games_go_out_together_each_its_own_transaction(
     assert stored[second.id].version == 2
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_a_save_whose_caller_gave_up_before_it_went_out_is_not_written(
     db: Database,
 ) -> None:
@@ -506,6 +524,7 @@ async def test_a_save_whose_caller_gave_up_before_it_went_out_is_not_written(
     await _saves_and_stores(db, record, 7)
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hanging(
     db: Database,
 ) -> None:
@@ -521,6 +540,7 @@ async def test_a_save_waiting_when_the_database_closes_is_refused_not_left_hangi
         await db.save_game(record)
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_saves_survive_the_task_sending_them_being_cancelled_before_it_starts(
     db: Database,
 ) -> None:
@@ -538,6 +558,7 @@ async def test_saves_survive_the_task_sending_them_being_cancelled_before_it_sta
     await _saves_and_stores(db, record, 7)
 
 
+@pytest.mark.sqlite_only(reason="SQLite's one connection: its statements, its batches of saves")
 async def test_a_save_interrupted_on_its_way_is_a_storage_error_not_a_cancellation(
     db: Database,
 ) -> None:

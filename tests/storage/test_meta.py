@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from storage import META_VERSION, Database, GameMeta, LogEntry
 
 from .conftest import running_record
@@ -44,6 +46,7 @@ async def _store_raw_meta(db_path: Path, db: Database, meta: object) -> int:
     return created.id
 
 
+@pytest.mark.sqlite_only(reason="writes raw values into the SQLite file")
 async def test_a_game_stored_in_the_old_form_loads_with_every_field(
     db: Database, db_path: Path
 ) -> None:
@@ -71,6 +74,7 @@ async def test_a_game_stored_in_the_old_form_loads_with_every_field(
     )
 
 
+@pytest.mark.sqlite_only(reason="writes raw values into the SQLite file")
 async def test_an_old_game_saved_again_is_in_the_new_form_and_reads_the_same(
     db: Database, db_path: Path
 ) -> None:
@@ -85,6 +89,7 @@ async def test_an_old_game_saved_again_is_in_the_new_form_and_reads_the_same(
         assert (await tx.games.get(game_id=game_id)).meta == record.meta
 
 
+@pytest.mark.sqlite_only(reason="writes raw values into the SQLite file")
 async def test_keys_of_a_newer_release_are_kept(db: Database, db_path: Path) -> None:
     game_id = await _store_raw_meta(db_path, db, {"v": 3, "title": "Club", "x_new": [1, 2]})
     async with db.transaction() as tx:
@@ -96,6 +101,7 @@ async def test_keys_of_a_newer_release_are_kept(db: Database, db_path: Path) -> 
     assert json.loads(stored)["x_new"] == [1, 2]
 
 
+@pytest.mark.sqlite_only(reason="writes raw values into the SQLite file")
 async def test_damaged_values_read_as_defaults(db: Database, db_path: Path) -> None:
     damaged = {
         "title": 5,

@@ -42,6 +42,7 @@ def test_migrations_are_numbered_without_gaps() -> None:
         check_numbering([MIGRATIONS[0], dataclasses.replace(MIGRATIONS[1], version=3)])
 
 
+@pytest.mark.sqlite_only(reason="the SQLite file's migrations, read with sqlite3")
 async def test_fresh_database_gets_every_migration(db_path: Path, db_url: str) -> None:
     async with Database.connect(db_url) as db:
         assert await db.schema_version() == LATEST_VERSION
@@ -134,6 +135,7 @@ async def test_upgrade_from_each_earlier_version(tmp_path: Path, start: int) -> 
         assert migrated == await _stats(live)
 
 
+@pytest.mark.sqlite_only(reason="the SQLite file's migrations, read with sqlite3")
 async def test_newer_schema_is_refused_untouched(db_path: Path, db_url: str) -> None:
     async with Database.connect(db_url) as db, db.transaction() as tx:
         await tx.results.record(result=result(-1, ["1", "2"], "1"))
@@ -166,6 +168,7 @@ async def test_failed_migration_leaves_previous_version(db_path: Path) -> None:
     assert _versions(db_path) == [(1, "initial")]
 
 
+@pytest.mark.sqlite_only(reason="the SQLite file's migrations, read with sqlite3")
 async def test_concurrent_start_ups_migrate_once(db_path: Path, db_url: str) -> None:
     dbs = await asyncio.gather(*(Database.open(db_url) for _ in range(4)))
     for db in dbs:
@@ -174,6 +177,7 @@ async def test_concurrent_start_ups_migrate_once(db_path: Path, db_url: str) -> 
     assert [v for v, _ in _versions(db_path)] == list(range(1, LATEST_VERSION + 1))
 
 
+@pytest.mark.sqlite_only(reason="SQLite's query plans")
 async def test_leaderboard_reads_the_index_in_order(db_path: Path, db_url: str) -> None:
     async with Database.connect(db_url):
         pass
@@ -192,6 +196,7 @@ async def test_leaderboard_reads_the_index_in_order(db_path: Path, db_url: str) 
         "SELECT id FROM games WHERE chat_id = ?",  # migrate_chat
     ],
 )
+@pytest.mark.sqlite_only(reason="SQLite's query plans")
 async def test_a_chats_games_are_found_through_the_index(
     db_path: Path, db_url: str, sql: str
 ) -> None:

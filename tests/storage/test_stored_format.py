@@ -15,6 +15,9 @@ from storage import Database, StoredGameError
 
 from .conftest import lobby_record, running_record
 
+# Each test writes raw values into the SQLite file with sqlite3 (its json_set, say).
+pytestmark = pytest.mark.sqlite_only(reason="the stored format of the SQLite file")
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 

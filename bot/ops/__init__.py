@@ -1,0 +1,7 @@
+"""What an operator watches: metrics (`metrics`), the health server (`health`, `http`) and the
+log's form and context (`logs`). See docs/operating.md.
+
+These modules sit at the bottom of `bot/`: the rest of the bot calls them, they call nothing
+of the bot's but what they are handed (`health.Health` gets the application's state as
+callables), so that any room may count or log without an import cycle.
+"""

@@ -1,0 +1,47 @@
+"""`python -m bot.ops.probe [PATH]`: ask the running bot's health server, exit 0 or 1.
+
+The Docker image's HEALTHCHECK (a slim image has no curl). It reads `HEALTH_PORT` and
+`HEALTH_HOST` from the environment, as the bot does (`0.0.0.0` or `::`, every address, is
+asked on loopback), GETs PATH (default ``/healthz``) with no proxy and a 4 s timeout, and
+exits 0 on 200, 1 on anything else (another status, no answer, HEALTH_PORT not set), with
+one line on stderr saying why.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import sys
+
+TIMEOUT = 4.0
+
+
+def probe(path: str = "/healthz") -> int:
+    port = os.environ.get("HEALTH_PORT", "").strip()
+    if not port.isdigit():
+        print("probe: HEALTH_PORT is not set: the bot serves no health checks", file=sys.stderr)
+        return 1
+    host = os.environ.get("HEALTH_HOST", "").strip() or "127.0.0.1"
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    connection = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        body = response.read().decode("utf-8", "replace").strip()
+    except OSError as error:
+        print(f"probe: no answer from {host}:{port}{path}: {error}", file=sys.stderr)
+        return 1
+    finally:
+        connection.close()
+    if response.status != 200:
+        print(f"probe: {path} answered {response.status}: {body[:500]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main() -> None:
+    raise SystemExit(probe(sys.argv[1] if len(sys.argv) > 1 else "/healthz"))
+
+
+if __name__ == "__main__":
+    main()
