@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import logging
 import math
@@ -128,6 +129,7 @@ class Sender:
         self._task: asyncio.Task[None] | None = None
         self._calls: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._flushing = False  # shutting down: no slot waits for its interval
         self.merged = 0  # contents replaced before they could go (latest state won)
         self.deferred = 0  # sends that waited for a budget
 
@@ -273,7 +275,11 @@ class Sender:
         self._idle.clear()
         self._wake.set()
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            # In a context of its own: the loop belongs to no update (the log's chat and
+            # update ids of the update that first wanted something would stick to it).
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), context=contextvars.Context()
+            )
 
     def _drop(self, slot: Slot) -> None:
         self._slots.pop(slot.key, None)
@@ -296,7 +302,7 @@ class Sender:
                 continue
             at = max(
                 slot.not_before,
-                slot.last_sent + slot.gap,
+                slot.last_sent + (0.0 if self._flushing else slot.gap),
                 self.budgets.chat_ready_at(chat_id, now, once=slot.kept),
             )
             if at <= now:
@@ -465,6 +471,8 @@ class Sender:
         """Send what is left for at most `within` seconds (of the sender's clock), then
         stop: messages still waiting then are lost (a restart shows every game anew)."""
         deadline = self.timing.now() + within
+        self._flushing = True
+        self._wake.set()
         while not self._idle.is_set():
             left = deadline - self.timing.now()
             if left <= 0:

@@ -86,8 +86,20 @@ class BotHarness:
 
     async def send(self, *updates: dict[str, Any]) -> None:
         """Deliver updates, then wait until what they caused went out."""
-        await self.fake.deliver(self.app, *updates)
+        await self.deliver(*updates)
         await self.settle()
+
+    async def deliver(self, *updates: dict[str, Any]) -> None:
+        """Handle updates, not waiting for what they send (the sender's clock stands still
+        while they are handled)."""
+        with self.timing.update():
+            await self.fake.deliver(self.app, *updates)
+
+    async def run_due(self) -> int:
+        """The deadlines that are due on the manual clock, run, and what they sent out."""
+        count = await self.rooms.deadlines.run_due()
+        await self.settle()
+        return count
 
     async def settle(self) -> None:
         """Until the bot has nothing left to send and no background work (new message ids

@@ -167,6 +167,7 @@ async def test_play_again_after_practice_is_practice_again(harness: BotHarness) 
     record = h.rooms.store.live(solo.id)
     while running(h, solo.id) is not None:  # give up at once: a finished practice game
         await h.rooms.moderation.remove_player(chat_id=solo.id, player_id="9", why="resigned")
+    await h.settle()
     result = h.fake.last_message(solo.id)
     await h.send(solo.tap(result, "Play again"))
     again = h.rooms.store.live(solo.id)
@@ -308,7 +309,6 @@ async def test_a_players_hand_names_computers_in_the_players_language(
         attacker="2",
     )
     await h.set_position(group, position)
-    await h.rooms.screens.flush()
     table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     assert "Computer 1 (easy)" in table.text
     hand = h.hand_message(boris).text

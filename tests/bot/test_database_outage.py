@@ -74,13 +74,13 @@ async def test_on_a_full_disk_every_tap_is_answered_the_operator_told_once_and_p
     for _ in range(4):  # the same move, tapped again and again
         tap = attacker_tap(h, group)
         await h.send(tap)
-        await h.rooms.store.background.settle()
+        await h.settle()
         answer = h.fake.answer_for(tap)
         assert answer is not None and answer.text == unavailable
         assert h.rooms.store.live(group.id).game.move_number == 0  # type: ignore[union-attr]
     await h.send(alice.send(group, "/cancel"))  # a command that must store: answered too
     assert h.fake.messages(group.id)[-1].text == unavailable
-    await h.rooms.store.background.settle()
+    await h.settle()
     [down] = operator_texts(h)
     assert "cannot store anything" in down and "its file system is full" in down
     assert str(h.db_path) in down
@@ -88,7 +88,7 @@ async def test_on_a_full_disk_every_tap_is_answered_the_operator_told_once_and_p
     filler.unlink()  # space is back
     tap = attacker_tap(h, group)
     await h.send(tap)
-    await h.rooms.store.background.settle()
+    await h.settle()
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text != unavailable
     assert h.rooms.store.live(group.id).game.move_number == 1  # type: ignore[union-attr]
@@ -165,7 +165,7 @@ async def test_a_hand_whose_new_id_cannot_be_stored_is_not_sent_again(
     h.rooms.store.forget(record)
     h.rooms.store.reload_soon(group.id)
     for _ in range(10):  # every reload to its end
-        await h.rooms.store.background.settle()
+        await h.settle()
     for user in (alice, bob):
         assert len(h.fake.messages(user.id)) - before[user.id] == 1, "a hand sent again"
     live = h.rooms.store.live(group.id)
@@ -189,7 +189,7 @@ async def test_a_lobby_whose_id_cannot_be_stored_is_posted_once(
     unavailable_writes(h, monkeypatch, transactions=False)
     await h.send(alice.send(group, "/newgame"))
     for _ in range(10):
-        await h.rooms.store.background.settle()
+        await h.settle()
     lobbies = [m for m in h.fake.messages(group.id) if "Join" in m.button_texts]
     assert len(lobbies) == 1
     assert h.rooms.store.live(group.id).lobby.message_id == lobbies[0].message_id  # type: ignore[union-attr]

@@ -47,6 +47,10 @@ async def start_bot(
             [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), str(ROOT)]
         ),
     )
+    # These tests are about processes (start, stop, a kill), at machine pace against a
+    # loopback that does not enforce Telegram's limits: the bot's own budgets are raised so
+    # that a game takes seconds, not the minutes Telegram's limits would make it.
+    env.update(PRIVATE_SENDS="1000", GROUP_SENDS="10000", BOT_SENDS="10000")
     env.update(settings)
     log = (workdir / "bot.log").open("ab")  # a file, so the log survives a hung process
     try:

@@ -66,7 +66,7 @@ async def test_a_result_is_posted_however_many_429s_come(harness: BotHarness) ->
         "sendMessage", 429, "Too Many Requests", retry_after=4, chat_id=group.id, times=3
     )
     await h.send(bob.tap(h.hand_message(bob), "7♠"))  # the last move
-    await h.rooms.store.background.settle()
+    await h.settle()
     assert "Game over" in h.fake.last_message(group.id).text
     assert waited.count(4.0) == 3  # each 429 waited out exactly (other waits: budgets)
 
@@ -83,7 +83,7 @@ async def test_a_lobbys_last_words_survive_429s(harness: BotHarness) -> None:
         "editMessageText", 429, "Too Many Requests", retry_after=2, chat_id=group.id, times=2
     )
     await h.send(alice.tap(lobby, "Cancel"))
-    await h.rooms.store.background.settle()
+    await h.settle()
     closed = h.fake.message(group.id, lobby.message_id)
     assert h.rooms.kit.t("en", "lobby-cancelled") in closed.text
     assert not closed.buttons  # no Join left on a closed lobby

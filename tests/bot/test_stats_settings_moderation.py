@@ -341,17 +341,17 @@ async def test_half_time_warning_then_move_then_removal(harness: BotHarness) -> 
     slow = h.users[int(game.attacker)]
     before = len(h.fake.messages(slow.id))
     h.clock.advance(31)  # half of 60 s
-    assert await h.rooms.deadlines.run_due() == 0
+    assert await h.run_due() == 0
     warning = h.fake.last_message(slow.id)
     assert len(h.fake.messages(slow.id)) == before + 1
     assert "29 s left for your move in Club" in warning.text
     # The table and the hand show the time left as of now, not the turn's first 60 s.
-    await h.rooms.screens.flush()
+    await h.settle()
     table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
     assert "(29 s)" in table.text
     assert "29 s" in h.hand_message(slow).text
     h.clock.advance(1)
-    await h.rooms.deadlines.run_due()
+    await h.run_due()
     assert len(h.fake.messages(slow.id)) == before + 1  # warned once per turn
 
 

@@ -4,12 +4,12 @@ supergroup, and edits that change nothing."""
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 
 from bot import render
 from engine import Card, Game, Rules
 from storage import ChatSettings
-from tests.bot.conftest import BotHarness
+from tests.bot.conftest import TOKEN, BotHarness, ManualClock
 from tests.fakes.telegram import FakeGroup, FakeUser
 
 
@@ -38,7 +38,7 @@ async def test_a_deadline_is_re_armed_after_a_restart(harness: BotHarness) -> No
     await h.open_game(group, [alice, bob])
     await h.restart()
     h.clock.advance(61)
-    assert await h.rooms.deadlines.run_due() == 1
+    assert await h.run_due() == 1
     assert live(h, group.id).move_number == 1  # the timeout move was made
 
 
@@ -52,7 +52,7 @@ async def test_r7_an_opener_who_times_out_plays_his_lowest_non_trump(harness: Bo
     )
     await h.set_position(group, position)
     h.clock.advance(61)
-    assert await h.rooms.deadlines.run_due() == 1
+    assert await h.run_due() == 1
     assert live(h, group.id).table == [(Card.parse("7♠"), None)]  # not the trump 6♣
 
 
@@ -106,8 +106,10 @@ async def test_a_group_that_became_a_supergroup_plays_on(harness: BotHarness) ->
     assert game.move_number == 1
 
 
-async def test_an_edit_that_changes_nothing_is_no_error(harness: BotHarness) -> None:
-    """Telegram refuses it (400 "message is not modified"): the bot takes that as done."""
+async def test_showing_the_same_hands_again_costs_nothing(harness: BotHarness) -> None:
+    """What a message shows already is not sent again (Telegram would refuse it as "message
+    is not modified", and the call would count against the chat's limits); where the bot
+    cannot know, Telegram's refusal is taken as done."""
     h = harness
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-6006, "Club", admins={alice})
@@ -116,8 +118,8 @@ async def test_an_edit_that_changes_nothing_is_no_error(harness: BotHarness) -> 
     messages = len(h.fake.messages(alice.id))
     h.fake.clear_calls()
     await h.rooms.screens.hands(record, force=True)  # the same hands once more
-    refused = [c for c in h.fake.calls if c.method == "editMessageText" and not c.ok]
-    assert refused and all("not modified" in (c.description or "") for c in refused)
+    await h.settle()
+    assert h.fake.calls_for("editMessageText") == []
     assert len(h.fake.messages(alice.id)) == messages  # nothing sent anew
 
 
@@ -136,14 +138,14 @@ async def test_a_turn_that_ran_out_while_the_bot_was_down_gets_time_after_the_re
     await h.stop()
     h.clock.advance(600)  # down for ten minutes: the 60 s turn ran out long ago
     await h.start()
-    assert await h.rooms.deadlines.run_due() == 0  # not yet: the player has some time
+    assert await h.run_due() == 0  # not yet: the player has some time
     tap = attacker.tap(h.hand_message(attacker), card.callback_data or "")
     await h.send(tap)
     game = live(h, group.id)
     assert game.move_number == 1 and game.history[0][0] == str(attacker.id)
     assert not h.rooms.store.live(group.id).timeouts  # no strike
     h.clock.advance(61)
-    assert await h.rooms.deadlines.run_due() == 1  # the next turn has its full time, as usual
+    assert await h.run_due() == 1  # the next turn has its full time, as usual
 
 
 async def test_r19_after_a_trump_exchange_every_hand_shows_the_new_face_up_trump(
@@ -181,11 +183,11 @@ async def test_the_time_given_after_a_restart_is_given_once_per_move(harness: Bo
     await h.open_game(group, [alice, bob])
     h.clock.advance(600)
     await h.restart()  # down for ten minutes: 30 s more
-    assert await h.rooms.deadlines.run_due() == 0
+    assert await h.run_due() == 0
     h.clock.advance(20)
     await h.restart()  # and again, before the 30 s are over: nothing more
     h.clock.advance(11)
-    assert await h.rooms.deadlines.run_due() == 1  # the 30 s are over: the timeout move
+    assert await h.run_due() == 1  # the 30 s are over: the timeout move
     assert live(h, group.id).move_number == 1
 
 
@@ -243,52 +245,62 @@ async def test_r18_a_player_whose_time_ran_out_is_told_the_bot_moved_for_them(
     told = h.rooms.kit.t("en", "hand-timed-out", count=1, max=3)
     assert told not in h.hand_message(opener).text
     h.clock.advance(61)
-    assert await h.rooms.deadlines.run_due() == 1
+    assert await h.run_due() == 1
     assert told in h.hand_message(opener).text  # with the card the bot played for them
     # What a third timeout means (R18): the durak, not "out" (which is how one wins).
     assert "at 3 you lose this game as the durak" in told
 
 
-async def test_a_merged_table_edit_that_an_earlier_one_covered_sends_nothing(
-    harness: BotHarness,
+async def test_the_table_is_edited_at_most_once_per_interval(
+    tmp_path: Path,
 ) -> None:
-    """A merged edit that woke while a move held the chat's lock publishes that move; the
-    move's own request, made meanwhile, is scheduled anew. When it runs, the table already
-    shows everything: no call (Telegram would answer "message is not modified", and the
-    call would take one of the group's twenty a minute)."""
-    h = harness
-    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
-    group = h.fake.group(-6020, "Club", admins={alice})
-    await h.open_game(group, [alice, bob])
-    tables = h.rooms.screens.tables
-    tables.interval = 3.0  # production's coalescing (the tests' default is 0: at once)
-    record = h.rooms.store.live(group.id)
-    table_id = record.table_message_id or 0
-    await tables.request(group.id)  # an edit went out just now ...
-    await tables.request(group.id)  # ... so this one is merged into a later run
-    assert tables.pending() == {group.id}
-    lock = h.rooms.store.locks[group.id]
-    await lock.acquire()  # a move in progress
-    merged = asyncio.create_task(tables.flush())  # the later run wakes: waits for the lock
-    await asyncio.sleep(0)  # a step of the loop: the run starts and queues for the lock
-    assert not tables.pending()
-    await tables.request(group.id)  # the move's request: scheduled anew
-    assert tables.pending() == {group.id}
-    lock.release()
-    await merged  # publishes the state after the move
-    text = h.fake.message(group.id, table_id).text
-    h.fake.clear_calls()
-    await tables.flush()  # the second run: nothing new
-    assert h.fake.calls_for("editMessageText") == []
-    assert h.fake.message(group.id, table_id).text == text
-    # A change is still shown.
-    attacker = h.users[int(live(h, group.id).attacker)]
-    hand = h.hand_message(attacker)
-    playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
-    await h.send(attacker.tap(hand, playable.callback_data or ""))
-    await tables.flush()
-    assert h.fake.message(group.id, table_id).text != text
-    assert all(c.ok for c in h.fake.calls_for("editMessageText"))
+    """The table is edited at most every TABLE_EDIT_INTERVAL seconds (the moves themselves
+    wait for nothing), and a table that shows everything already costs no call. (That moves
+    made in between go out as one edit of the latest state: tests/bot/test_sender.py.)"""
+    from tests.bot.conftest import make_settings
+    from tests.fakes.telegram import FakeTelegram
+
+    db_path = tmp_path / "durak.sqlite3"
+    fake = FakeTelegram(token=TOKEN)
+    h = BotHarness(
+        fake=fake,
+        db_path=db_path,
+        clock=ManualClock(),
+        settings=make_settings(db_path, table_edit_interval=3.0),
+    )
+    fake.enforce(clock=h.timing.now)
+    await h.start()
+    try:
+        alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+        group = h.fake.group(-6020, "Club", admins={alice})
+        await h.open_game(group, [alice, bob])
+        table_id = h.rooms.store.live(group.id).table_message_id or 0
+        h.fake.clear_calls()
+        edited_at: list[float] = []
+        h.fake.watch(
+            lambda m, _: (
+                edited_at.append(h.timing.now())
+                if (m.chat_id, m.message_id) == (group.id, table_id)
+                else None
+            )
+        )
+        attacker = h.users[int(live(h, group.id).attacker)]
+        defender = h.users[int(live(h, group.id).defender)]
+        for user in (attacker, defender):
+            hand = h.hand_message(user)
+            button = next(b for row in hand.buttons for b in row if "·" not in b.text)
+            await h.send(user.tap(hand, button.callback_data or ""))
+        edits = [c for c in h.fake.calls_for("editMessageText") if c.params["chat_id"] == group.id]
+        assert len(edits) == 2 and all(c.ok for c in edits)
+        assert len(edited_at) == 2 and edited_at[1] - edited_at[0] >= 3.0
+        text = h.fake.message(group.id, table_id).text
+        assert "covers" in text  # the latest state
+        h.fake.clear_calls()
+        h.rooms.screens.table(h.rooms.store.live(group.id))  # nothing new to show
+        await h.settle()
+        assert h.fake.calls_for("editMessageText") == []
+    finally:
+        await h.stop()
 
 
 async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness) -> None:
@@ -315,8 +327,8 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
 
 
 async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarness) -> None:
-    """Only an edit Telegram took counts as what the table shows: after a 429 the same
-    text goes out again."""
+    """Only an edit Telegram took counts as what the table shows: after a 429 the chat waits
+    exactly retry_after, and the table's latest state goes out then."""
     h = harness
     alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
     group = h.fake.group(-6022, "Club", admins={alice})
@@ -326,10 +338,9 @@ async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarnes
     attacker = h.users[int(live(h, group.id).attacker)]
     hand = h.hand_message(attacker)
     playable = next(b for row in hand.buttons for b in row if "·" not in b.text)
+    h.fake.clear_calls()
     h.fake.fail_next("editMessageText", 429, "Too Many Requests", chat_id=group.id)
     await h.send(attacker.tap(hand, playable.callback_data or ""))
-    assert "attacks" not in h.fake.message(group.id, table_id).text  # refused
-    h.fake.clear_calls()
-    await h.rooms.screens.publish_table(group.id)  # nothing changed since: the same text
-    assert [c.ok for c in h.fake.calls_for("editMessageText")] == [True]
+    edits = [c for c in h.fake.calls_for("editMessageText") if c.params["chat_id"] == group.id]
+    assert [c.ok for c in edits] == [False, True]  # refused, then sent again
     assert "attacks" in h.fake.message(group.id, table_id).text
