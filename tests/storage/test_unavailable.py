@@ -50,6 +50,7 @@ def test_an_io_error_and_a_read_only_file_are_unavailable_too(tmp_path: Path, co
     assert str(refused).startswith("database file /data/durak.sqlite3 ")
 
 
+@pytest.mark.sqlite_only(reason="a full file system under an SQLite file")
 async def test_a_full_disk_refuses_the_save_keeps_what_was_stored_and_passes(
     tmp_path: Path, executor: str
 ) -> None:
@@ -81,6 +82,7 @@ async def test_a_full_disk_refuses_the_save_keeps_what_was_stored_and_passes(
             assert await db.integrity_check() == ["ok"]
 
 
+@pytest.mark.sqlite_only(reason="an SQLite file made read-only")
 async def test_a_file_made_read_only_while_open_refuses_writes_and_stores_again_after(
     db_path: Path, executor: str
 ) -> None:
