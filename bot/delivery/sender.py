@@ -35,6 +35,7 @@ from telegram.error import RetryAfter, TelegramError
 
 from bot.delivery.budget import Budgets
 from bot.delivery.outbox import Blocked, Outbox, Sent, transient
+from bot.ops import metrics
 from bot.render import Rendered
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ class Slot:
     failures: int = 0
     sending: bool = False
     shown: Rendered | None = None  # what Telegram last took for it
+    deferred: bool = False  # its next send waited for the chat's budget
 
 
 class Sender:
@@ -131,7 +133,7 @@ class Sender:
         self._closed = False
         self._flushing = False  # shutting down: no slot waits for its interval
         self.merged = 0  # contents replaced before they could go (latest state won)
-        self.deferred = 0  # sends that waited for a budget
+        self.deferred = 0  # sends that waited for a chat's budget
 
     # ---------------------------------------------------------------- features' side
 
@@ -162,6 +164,7 @@ class Sender:
             slot = self._slots[key] = Slot(key, chat_id, priority, message_id=message_id)
         elif slot.content is not None:
             self.merged += 1
+            metrics.SENDS_MERGED.inc()
         elif not fresh and not slot.sending and slot.shown == content:
             slot.tag = tag  # it shows that already: Telegram would say "not modified"
             return slot
@@ -300,11 +303,14 @@ class Sender:
             if slot.content is None:  # (nothing wanted: it should not be here)
                 del chat[slot.key]
                 continue
+            budget_at = self.budgets.chat_ready_at(chat_id, now, once=slot.kept)
             at = max(
-                slot.not_before,
-                slot.last_sent + (0.0 if self._flushing else slot.gap),
-                self.budgets.chat_ready_at(chat_id, now, once=slot.kept),
+                slot.not_before, slot.last_sent + (0.0 if self._flushing else slot.gap), budget_at
             )
+            if budget_at > now and not slot.deferred:  # counted once per send held back
+                slot.deferred = True
+                self.deferred += 1
+                metrics.SENDS_DEFERRED.inc()
             if at <= now:
                 if (
                     best is None
@@ -352,7 +358,6 @@ class Sender:
             bot_at = self.budgets.bot_ready_at(now)
             if bot_at > now:  # the bot's ceiling: the most urgent went first
                 soonest = min(soonest, bot_at)
-                self.deferred += 1
                 break
             self._start(slot, now)
         if not self._chats and not self._busy:
@@ -369,6 +374,7 @@ class Sender:
             del self._chats[slot.chat_id]
         self._busy.add(slot.chat_id)
         slot.sending = True
+        slot.deferred = False
         self.budgets.note(slot.chat_id, now)
         task = asyncio.get_running_loop().create_task(self._send(slot, now))
         self._calls.add(task)
