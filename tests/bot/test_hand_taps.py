@@ -110,3 +110,24 @@ async def test_a_moves_answer_and_hands_go_out_at_once_not_one_after_another(
     assert h.fake.answer_for(tap) is not None
     assert "6♠" not in h.hand_message(alice).button_texts
     assert "8♠" in h.hand_message(bob).button_texts  # Bob may now cover it
+
+
+async def test_a_keyboard_that_missed_an_edit_is_not_obeyed_against_the_new_state(
+    harness: BotHarness,
+) -> None:
+    """#22: Bob's hand edit after Alice's attack is refused for good (a 400), so his
+    keyboard still shows "wait for the first card". A tap on it is judged against what it
+    showed: refused as out of date, nothing played, and his current hand sent again."""
+    h = harness
+    alice, bob, _group, game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    old = h.hand_message(bob)
+    stale_button = next(b for row in old.buttons for b in row if "8♠" in b.text)
+    h.fake.fail_next("editMessageText", 400, "Bad Request: something odd", chat_id=bob.id)
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    assert "Take" not in h.hand_message(bob).button_texts  # the edit was refused
+    tap = bob.tap(old, stale_button.callback_data or "")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-stale")
+    assert [str(a) for a, _ in game.table] == ["6♠"] and game.table[0][1] is None  # not played
+    assert "Take" in h.hand_message(bob).button_texts  # the current hand, sent again
