@@ -154,7 +154,7 @@ async def test_a_429_in_one_group_holds_up_nobody_else(harness: BotHarness) -> N
         assert h.fake.answer_for(tap) is not None  # answered at once
         assert live(h, group).move_number == 1
     await h.settle()
-    assert shown_at[group_b.id] < start + 1  # B: at once
+    assert shown_at[group_b.id] < start + 5  # B: within its table's interval
     assert shown_at[group_a.id] >= start + 30  # A: after exactly its retry_after
 
 
