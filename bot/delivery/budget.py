@@ -19,6 +19,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
+PACE: Final = 5  # the bot's window is kept in this many parts too (see `Budgets`)
+
 SLACK: Final = 0.05
 """Seconds added to a window's end before its oldest call counts as gone: Telegram's clock
 and ours are not the same one, and a call that reaches it a moment early is refused."""
@@ -77,6 +79,11 @@ class Budgets:
         self.limits = limits
         self._chats: dict[int, _Calls] = {}
         self._bot = _Calls(limits.bot)
+        # The bot's window, also in fifths: its calls spread over the second rather than all
+        # at its start, so that whatever becomes urgent waits a fifth of a second at most
+        # for the next of them, not a whole second.
+        bot = limits.bot
+        self._bot_pace = _Calls(Window(max(1, bot.count // PACE), bot.seconds / PACE))
         self._paused: dict[int, float] = {}  # chat id -> until when Telegram said wait
 
     def _calls(self, chat_id: int) -> _Calls:
@@ -89,6 +96,7 @@ class Budgets:
         """A counted call to `chat_id` goes out now."""
         self._calls(chat_id).times.append(now)
         self._bot.times.append(now)
+        self._bot_pace.times.append(now)
 
     def pause(self, chat_id: int, now: float, seconds: float) -> None:
         """Telegram answered 429: nothing more to this chat for `seconds`."""
@@ -112,7 +120,10 @@ class Budgets:
 
     def bot_ready_at(self, now: float) -> float:
         """When the bot's next counted call may go, whatever the chat."""
-        return self._bot.ready_at(now, self.limits.bot.count)
+        return max(
+            self._bot.ready_at(now, self.limits.bot.count),
+            self._bot_pace.ready_at(now, self._bot_pace.window.count),
+        )
 
     def ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:
         return max(self.chat_ready_at(chat_id, now, once=once), self.bot_ready_at(now))

@@ -124,7 +124,7 @@ async def test_a_groups_reserve_keeps_room_for_messages_that_matter_once(
     sender.once(group.id, Rendered("the result"))
     await h.settle()
     at = {text: when for when, _, text in seen}
-    assert at["the result"] == start  # at once, from the reserve
+    assert at["the result"] < start + 0.5  # at once (the bot's pace aside), from the reserve
     assert at["table later"] >= at["table 0"] + 60  # the table waits for its window
     assert h.fake.flooded == []
 
