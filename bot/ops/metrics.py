@@ -34,7 +34,7 @@ UPDATES: Final = Counter(
 UPDATE_SECONDS: Final = Histogram(
     "durak_update_handling_seconds",
     "From the start of an update's handling to its handler's end (after its last Bot API "
-    "call; table edits coalesced for later not included), by kind",
+    "call; what the sender sends afterwards not included), by kind",
     ["kind"],
     buckets=_FAST,
 )
@@ -46,7 +46,7 @@ API_CALLS: Final = Counter(
 )
 API_SECONDS: Final = Histogram(
     "durak_bot_api_call_seconds",
-    "Duration of the bot's own Bot API calls, the rate limiter's wait included, by method",
+    "Duration of the bot's own Bot API calls, by method",
     ["method"],
     buckets=_FAST,
 )
