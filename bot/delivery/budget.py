@@ -53,17 +53,18 @@ class Limits:
 class _Calls:
     """The times of the calls in one window (oldest first)."""
 
-    __slots__ = ("times", "window")
+    __slots__ = ("slack", "times", "window")
 
-    def __init__(self, window: Window) -> None:
+    def __init__(self, window: Window, slack: float = SLACK) -> None:
         self.window = window
+        self.slack = slack
         self.times: deque[float] = deque()
 
     def ready_at(self, now: float, room: int) -> float:
         """When a call may go if only `room` of the window's calls may be used: now, or when
         enough of the older calls have left the window."""
         times = self.times
-        horizon = now - self.window.seconds - SLACK
+        horizon = now - self.window.seconds - self.slack
         while times and times[0] <= horizon:
             times.popleft()
         if room <= 0:
@@ -71,7 +72,7 @@ class _Calls:
         excess = len(times) - room
         if excess < 0:
             return now
-        return times[excess] + self.window.seconds + SLACK
+        return times[excess] + self.window.seconds + self.slack
 
 
 class Budgets:
@@ -83,7 +84,8 @@ class Budgets:
         # at its start, so that whatever becomes urgent waits a fifth of a second at most
         # for the next of them, not a whole second.
         bot = limits.bot
-        self._bot_pace = _Calls(Window(max(1, bot.count // PACE), bot.seconds / PACE))
+        # (Without slack: the bot's own spacing, not Telegram's limit.)
+        self._bot_pace = _Calls(Window(max(1, bot.count // PACE), bot.seconds / PACE), 0.0)
         self._paused: dict[int, float] = {}  # chat id -> until when Telegram said wait
 
     def _calls(self, chat_id: int) -> _Calls:

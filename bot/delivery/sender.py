@@ -43,6 +43,10 @@ logger = logging.getLogger(__name__)
 FIRST_RETRY: Final = 1.0  # seconds before a lost call is tried again, doubling each time
 LAST_RETRY: Final = 60.0  # and at most this
 MAX_FAILURES: Final = 8  # transient failures in a row before a slot's content is given up
+AGING: Final = 2.0
+"""Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
+holds sends back: a busy bot sends the awaited hands first, but a table that has waited
+6 s goes before a hand that has just changed, so nothing starves."""
 
 
 class Priority(IntEnum):
@@ -108,6 +112,7 @@ class Slot:
     release: bool = False  # dropped once its content is out
     delete: bool = False  # the content is: delete the message (else edit it to `retired`)
     seq: int = 0  # when it first wanted to go: ties of priority go first come first
+    since: float = 0.0  # (on the sender's clock)
     last_sent: float = -math.inf
     not_before: float = -math.inf  # after a lost call
     failures: int = 0
@@ -275,6 +280,7 @@ class Sender:
         if slot.key not in chat:
             chat[slot.key] = slot
             slot.seq = next(self._seq)
+            slot.since = self.timing.now()
         self._idle.clear()
         self._wake.set()
         if self._task is None or self._task.done():
@@ -295,8 +301,9 @@ class Sender:
     def _choose(
         self, chat: dict[Hashable, Slot], chat_id: int, now: float
     ) -> tuple[Slot | None, float]:
-        """The chat's most urgent slot that may go now, or else the one that may go soonest,
-        and when."""
+        """The chat's most urgent slot that may go now (by `Priority` alone: within one chat
+        the hand goes before the practice table, however long that waited), or else the one
+        that may go soonest, and when."""
         best: Slot | None = None
         best_at = math.inf
         for slot in list(chat.values()):
@@ -353,7 +360,7 @@ class Sender:
                 ready.append(slot)
             else:
                 soonest = min(soonest, at)
-        ready.sort(key=lambda s: (s.priority, s.seq))
+        ready.sort(key=lambda s: (s.priority - (now - s.since) / AGING, s.seq))
         for slot in ready:
             bot_at = self.budgets.bot_ready_at(now)
             if bot_at > now:  # the bot's ceiling: the most urgent went first
