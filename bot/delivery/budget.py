@@ -136,6 +136,21 @@ class Budgets:
         room = window.count - (self.limits.reserve if chat_id < 0 else 0)
         return window.seconds / max(1, room)
 
+    def spacing(self, chat_id: int, now: float) -> float:
+        """How far apart a chat's repeated edits (the table) should be now: the steady gap,
+        or longer while earlier calls (a lobby's, a start's) fill the window, so that its
+        room lasts until they leave it rather than being used up at once and then leaving
+        the table stale for the rest of the window."""
+        steady = self.steady_gap(chat_id)
+        calls = self._calls(chat_id)
+        times = calls.times
+        room = calls.window.count - (self.limits.reserve if chat_id < 0 else 0)
+        calls.ready_at(now, room)  # (drops the calls that left the window)
+        free = room - len(times)
+        if free <= 0 or not times:
+            return steady
+        return max(steady, (times[0] + calls.window.seconds - now) / free)
+
     def forget(self, chat_id: int) -> None:
         """The chat is quiet: its window need not be kept (a pause is)."""
         calls = self._chats.get(chat_id)

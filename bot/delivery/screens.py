@@ -232,10 +232,10 @@ class Screens:
             priority=Priority.TABLE if running else Priority.ONCE,
             message_id=record.table_message_id,
             # Evenly spaced within the chat's budget, not a burst that then starves (20 a
-            # minute, 3 of them kept: one edit every 3.5 s in a group).
-            gap=max(kit.settings.table_edit_interval, self.sender.budgets.steady_gap(chat_id))
-            if running
-            else 0.0,
+            # minute, 3 of them kept: one edit every 3.5 s in a group, more while the
+            # lobby's and the start's calls are still in the window).
+            gap=kit.settings.table_edit_interval if running else 0.0,
+            paced=running,
             kept=not running,
             on_done=done,
             on_failed=failed,

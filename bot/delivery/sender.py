@@ -107,6 +107,7 @@ class Slot:
     kept: bool = False  # matters once: never dropped for want of budget
     reply_to: int | None = None
     gap: float = 0.0  # at least this long between two sends of this slot
+    paced: bool = False  # and spread over the chat's window (`Budgets.spacing`): the table
     on_done: Done | None = None
     on_failed: Failed | None = None
     release: bool = False  # dropped once its content is out
@@ -158,6 +159,7 @@ class Sender:
         retired: Rendered | None = None,
         delete_old: bool = True,
         gap: float = 0.0,
+        paced: bool = False,
         kept: bool = False,
         on_done: Done | None = None,
         on_failed: Failed | None = None,
@@ -180,6 +182,7 @@ class Sender:
         slot.retired = retired or slot.retired
         slot.delete_old = delete_old
         slot.gap = gap
+        slot.paced = paced
         slot.kept = kept
         slot.on_done = on_done
         slot.on_failed = on_failed
@@ -311,9 +314,10 @@ class Sender:
                 del chat[slot.key]
                 continue
             budget_at = self.budgets.chat_ready_at(chat_id, now, once=slot.kept)
-            at = max(
-                slot.not_before, slot.last_sent + (0.0 if self._flushing else slot.gap), budget_at
-            )
+            gap = 0.0 if self._flushing else slot.gap
+            if slot.paced and not self._flushing:
+                gap = max(gap, self.budgets.spacing(chat_id, now))
+            at = max(slot.not_before, slot.last_sent + gap, budget_at)
             if budget_at > now and not slot.deferred:  # counted once per send held back
                 slot.deferred = True
                 self.deferred += 1
