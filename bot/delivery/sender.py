@@ -45,8 +45,16 @@ LAST_RETRY: Final = 60.0  # and at most this
 MAX_FAILURES: Final = 8  # transient failures in a row before a slot's content is given up
 AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
-holds sends back: a busy bot sends the awaited hands first, but a table that has waited
-6 s goes before a hand that has just changed, so nothing starves."""
+holds sends back: a busy bot sends the awaited hands first, always, but a table that has
+waited 4 s goes before a hand that has just changed and cannot act, so nothing starves."""
+
+
+def _urgency(slot: Slot, now: float) -> float:
+    """A slot's place in the queue for the bot's ceiling: its priority, more urgent the
+    longer it waited (`AGING`), but never as urgent as a hand the game waits for."""
+    if slot.priority <= Priority.AWAITED:
+        return float(slot.priority)
+    return max(slot.priority - (now - slot.since) / AGING, Priority.AWAITED + 0.5)
 
 
 class Priority(IntEnum):
@@ -364,7 +372,7 @@ class Sender:
                 ready.append(slot)
             else:
                 soonest = min(soonest, at)
-        ready.sort(key=lambda s: (s.priority - (now - s.since) / AGING, s.seq))
+        ready.sort(key=lambda s: (_urgency(s, now), s.seq))
         for slot in ready:
             bot_at = self.budgets.bot_ready_at(now)
             if bot_at > now:  # the bot's ceiling: the most urgent went first
