@@ -221,15 +221,18 @@ class Sender:
         self._want(slot)
 
     def retire(
-        self, chat_id: int, message_id: int, last_words: Rendered, *, delete: bool = True
+        self, chat_id: int, message_id: int, last_words: Rendered | None, *, delete: bool = True
     ) -> None:
         """An old message that a new one replaced: deleted, or where Telegram refuses (or not
-        `delete`), edited to `last_words` without buttons."""
+        `delete`), edited to `last_words` without buttons (if there are none: left as it
+        is)."""
+        if last_words is None and not delete:
+            return
         key = ("retire", chat_id, message_id)
         slot = self._slots[key] = Slot(
             key, chat_id, Priority.PASSIVE, message_id=message_id, kept=True, release=True
         )
-        slot.content = last_words
+        slot.content = last_words or Rendered("")  # (only the deletion is tried)
         slot.delete = True
         slot.delete_old = delete
         self._want(slot)
@@ -410,9 +413,10 @@ class Sender:
             if content is None:
                 pass  # dropped meanwhile
             elif slot.delete and previous is not None:
-                if not slot.delete_old or not await self.out.delete(
-                    slot.chat_id, previous, budgeted=True
-                ):
+                if (
+                    not slot.delete_old
+                    or not await self.out.delete(slot.chat_id, previous, budgeted=True)
+                ) and content.text:
                     await self.out.close_keyboard(
                         slot.chat_id, previous, content, resend=False, budgeted=not slot.delete_old
                     )
@@ -452,12 +456,7 @@ class Sender:
         if fresh:
             slot.fresh = False
             if delivered.previous is not None and delivered.previous != delivered.message_id:
-                self.retire(
-                    slot.chat_id,
-                    delivered.previous,
-                    slot.retired or Rendered("…"),
-                    delete=slot.delete_old,
-                )
+                self.retire(slot.chat_id, delivered.previous, slot.retired, delete=slot.delete_old)
         if slot.on_done is not None:
             try:
                 slot.on_done(delivered, tag)
