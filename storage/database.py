@@ -19,6 +19,7 @@ from storage.repositories import (
     Session,
 )
 from storage.schema import current_version, migrate
+from storage.sends import SendRepository
 from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class Transaction:
     when the ``async with db.transaction()`` block ends normally, or not at all.
     """
 
-    __slots__ = ("_session", "chats", "games", "players", "results")
+    __slots__ = ("_session", "chats", "games", "players", "results", "sends")
 
     def __init__(self, session: Session) -> None:
         self._session = session
@@ -58,6 +59,7 @@ class Transaction:
         self.players = PlayerRepository(session)
         self.chats = ChatRepository(session)
         self.results = ResultRepository(session)
+        self.sends = SendRepository(session)
 
     async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
         """A group became a supergroup: move its games, settings, results and statistics.

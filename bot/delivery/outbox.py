@@ -28,6 +28,7 @@ from bot.render import Rendered
 from bot.telegram.request import call
 
 if TYPE_CHECKING:
+    from bot.delivery.ledger import Ledger
     from bot.delivery.sender import Timing
 
 logger = logging.getLogger(__name__)
@@ -119,6 +120,9 @@ class Outbox:
         self.budgets = budgets or Budgets(Limits())
         self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
+        # Several workers on one database: each counted call is claimed there too
+        # (`bot.delivery.ledger`); None: this process is the only one sending.
+        self.ledger: Ledger | None = None
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
@@ -129,6 +133,10 @@ class Outbox:
         while True:
             now = timing.now()
             at = budgets.ready_at(chat_id, now, once=True)
+            if at <= now and self.ledger is not None:
+                wait = await self.ledger.claim(chat_id, once=True)
+                now = timing.now()
+                at = now + wait
             if at <= now:
                 budgets.note(chat_id, now)
                 return
@@ -165,6 +173,8 @@ class Outbox:
                 wait = retry_after_seconds(exc)
                 if isinstance(chat_id, int):
                     self.budgets.pause(chat_id, self.timing.now(), wait)
+                    if self.ledger is not None:
+                        await self.ledger.pause(chat_id, wait)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
                 logger.info("%s: rate limited, trying again in %s s", method, wait)

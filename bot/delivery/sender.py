@@ -398,9 +398,28 @@ class Sender:
         slot.sending = True
         slot.deferred = False
         self.budgets.note(slot.chat_id, now)
-        task = asyncio.get_running_loop().create_task(self._send(slot, now))
+        task = asyncio.get_running_loop().create_task(self._claimed(slot, now))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
+
+    async def _claimed(self, slot: Slot, now: float) -> None:
+        """Send the slot, once the send ledger (several workers) agrees; if it says wait,
+        the slot waits that long, its call not counted, and the chat may take another."""
+        ledger = self.out.ledger
+        if ledger is not None and slot.content is not None:
+            try:
+                wait = await ledger.claim(slot.chat_id, once=slot.kept)
+            except Exception:  # a bug: logged, and the call goes on the local count
+                logger.exception("claiming a call to chat %s failed", slot.chat_id)
+                wait = 0.0
+            if wait > 0:
+                self.budgets.unnote(slot.chat_id, now)
+                slot.sending = False
+                self._busy.discard(slot.chat_id)
+                slot.not_before = self.timing.now() + wait
+                self._want(slot)
+                return
+        await self._send(slot, now)
 
     async def _send(self, slot: Slot, now: float) -> None:
         content, tag = slot.content, slot.tag

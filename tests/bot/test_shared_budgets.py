@@ -1,0 +1,62 @@
+"""Several workers sending into one chat keep to its limit together (#20): each counted
+call is claimed in the send ledger on PostgreSQL (`bot.delivery.ledger`), which counts every
+worker's calls. Two workers' senders here, each with its own count, into one private chat
+against the fake Bot API enforcing Telegram's limit: no 429, and every message arrives.
+
+On a wall clock with the limit scaled down (3 calls in 0.3 s rather than 3 s), so that the
+test takes about a second: the ledger's claims are database round trips, which the virtual
+clock of the other bot tests would jump across.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from bot.delivery import Outbox, Priority, Sender
+from bot.delivery.budget import Budgets, Limits, Window
+from bot.delivery.ledger import Ledger
+from bot.render import Rendered
+from storage import Database
+from tests import postgres
+from tests.bot.conftest import BotHarness
+from tests.fakes import telegram as fake_api
+
+pytestmark = pytest.mark.postgres
+
+LIMITS = Limits(private=Window(3, 0.3))
+
+
+async def two_workers_send(h: BotHarness, url: str, chat_id: int) -> None:
+    workers = [await Database.open(url) for _ in range(2)]
+    senders: list[Sender] = []
+    try:
+        for db in workers:
+            out = Outbox(h.app.bot, Budgets(LIMITS))
+            out.ledger = Ledger(db, LIMITS, clock=time.monotonic)
+            senders.append(Sender(out, out.budgets))
+        for n in range(12):
+            senders[n % 2].put(("m", n), chat_id, Rendered(f"message {n}"), priority=Priority.ONCE)
+        await asyncio.gather(*(sender.settled() for sender in senders))
+    finally:
+        for sender in senders:
+            await sender.close()
+        for db in workers:
+            await db.close()
+
+
+async def test_two_workers_sending_into_one_chat_keep_its_limit_together(
+    harness: BotHarness, pg_server: postgres.PostgresServer
+) -> None:
+    h = harness
+    alice = h.user(1, "Alice")
+    await h.send(alice.start_private())
+    h.fake.clear_calls()
+    h.fake.enforce(fake_api.Limits(private=fake_api.Window(3, 0.3)), clock=time.monotonic)
+    async with postgres.fresh_database(pg_server) as url:
+        await two_workers_send(h, url, alice.id)
+    texts = sorted(c.params["text"] for c in h.fake.calls_for("sendMessage"))
+    assert texts == sorted(f"message {n}" for n in range(12))
+    assert h.fake.flooded == []
