@@ -204,6 +204,8 @@ def main() -> None:
     from bot.ops.health import HealthUnavailable
     from storage import DatabaseUnreachable, DatabaseUnusable
 
+    if settings.webhook:  # the settings are checked; the server is not wired in yet (#20)
+        _fail("setting WEBHOOK_URL: webhook mode is not available yet; unset it", EXIT_FIX, secret)
     application = build_application(settings)
     try:
         asyncio.run(serve(application))

@@ -6,15 +6,17 @@ held as a `SecretStr`, so it never shows in a repr, a log line or an error.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from storage import parse_database_url
 
 TELEGRAM_API = "https://api.telegram.org/bot"
+_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram takes as a webhook's secret_token
 
 
 class Settings(BaseSettings):
@@ -62,6 +64,23 @@ class Settings(BaseSettings):
         default=3, ge=0, description="of a group's window, kept for lobby, start and result"
     )
     bot_sends: int = Field(default=30, ge=1, description="calls per second, the whole bot")
+    # Webhook mode (bot.telegram.webhook): set WEBHOOK_URL, and Telegram posts updates to it
+    # instead of the bot polling for them.
+    webhook_url: str | None = Field(
+        default=None, description="the public https URL Telegram posts updates to (none: polling)"
+    )
+    webhook_listen: str = Field(
+        default="127.0.0.1", min_length=1, description="the address the webhook server binds"
+    )
+    webhook_port: int = Field(default=8081, ge=1, le=65535, description="its port")
+    webhook_secret: SecretStr | None = Field(
+        default=None,
+        validate_default=True,
+        description="Telegram's X-Telegram-Bot-Api-Secret-Token (required with WEBHOOK_URL)",
+    )
+    webhook_max_connections: int = Field(
+        default=40, ge=1, le=100, description="updates Telegram posts at once (1-100)"
+    )
 
     @property
     def bot_api_host(self) -> str:
@@ -79,7 +98,18 @@ class Settings(BaseSettings):
             raise ValueError("does not look like a bot token (digits:secret)")
         return SecretStr(token)
 
-    @field_validator("operator_chat_id", "health_port", mode="before")
+    @property
+    def webhook(self) -> bool:
+        """Webhook mode (WEBHOOK_URL set), not long polling."""
+        return self.webhook_url is not None
+
+    @property
+    def webhook_path(self) -> str:
+        """The path of WEBHOOK_URL: where the webhook server takes Telegram's posts (a reverse
+        proxy in front passes the path on as it is)."""
+        return urlsplit(self.webhook_url or "").path or "/"
+
+    @field_validator("operator_chat_id", "health_port", "webhook_url", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
@@ -89,6 +119,35 @@ class Settings(BaseSettings):
     def _database_url(cls, value: str) -> str:
         parse_database_url(value)  # a ValueError naming what is wrong (no password shown)
         return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("must be the https:// URL Telegram posts updates to")
+        if parts.query or parts.fragment:
+            raise ValueError("must have no query or fragment (the path is the webhook's)")
+        return value
+
+    @field_validator("webhook_secret", mode="before")
+    @classmethod
+    def _webhook_secret(cls, value: object, info: ValidationInfo) -> object:
+        if value == "":
+            value = None
+        if value is None:
+            if info.data.get("webhook_url") is not None:
+                raise ValueError(
+                    "is required with WEBHOOK_URL: the same random value for every worker "
+                    "(e.g. openssl rand -hex 32)"
+                )
+            return None
+        text = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+        if not _SECRET.fullmatch(text):  # never says what it got: it is a secret
+            raise ValueError("must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
+        return SecretStr(text)
 
     @field_validator("bot_api_base_url")
     @classmethod

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+from bot import handling
 from bot.db_watch import DatabaseWatch
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
@@ -237,12 +238,17 @@ class GameStore:
 
     async def create(self, record: GameRecord) -> GameRecord:
         """Store a new lobby (or practice game) and make it the chat's live record."""
+        update = handling.pending()  # webhook mode: the update's id goes with its change
         try:
             async with self.db.transaction() as tx:
                 record = await tx.games.create(record=record)
+                if update is not None:
+                    await tx.updates.record(update_id=update.update_id)
         except StorageError as exc:
             self.watch.failed(exc)
             raise
+        if update is not None:
+            update.recorded = True
         self.watch.stored()
         self.remember(record)
         return record
@@ -276,7 +282,7 @@ class GameStore:
         stored with the next save, and never a reason to load the game again and send its
         messages anew. Only a conflict (another writer stored the game meanwhile) drops it."""
         try:
-            await self._write(record, None)
+            await self._write(record, None, quiet=True)
         except Conflict:
             logger.warning("message ids of game %s lost a race; the stored game wins", record.id)
             self.forget(record)
@@ -291,19 +297,29 @@ class GameStore:
             return
         self._saved(record)
 
-    async def _write(self, record: GameRecord, result: FinishedGame | None) -> None:
+    async def _write(
+        self, record: GameRecord, result: FinishedGame | None, *, quiet: bool = False
+    ) -> None:
+        # Webhook mode: the update being handled is stored as handled with its first save
+        # (not with message ids only), so that a redelivery of it is not applied twice.
+        update = None if quiet else handling.pending()
         try:
-            if result is None:  # one statement, in the usual case (see `Database.save_game`)
+            if result is None and update is None:  # one statement (see `Database.save_game`)
                 record.version = await self.db.save_game(record)
             else:
                 async with self.db.transaction() as tx:
                     record.version = await tx.games.save(
                         record=record, expected_version=record.version
                     )
-                    await tx.results.record(result=result)
+                    if result is not None:
+                        await tx.results.record(result=result)
+                    if update is not None:
+                        await tx.updates.record(update_id=update.update_id)
         except StorageError as exc:
             self.watch.failed(exc)
             raise
+        if update is not None:
+            update.recorded = True
         self.watch.stored()
 
     def _saved(self, record: GameRecord) -> None:

@@ -43,6 +43,7 @@ from storage.repositories import (
     GameRepository,
     PlayerRepository,
     ResultRepository,
+    UpdateRepository,
 )
 from storage.schema import LATEST_VERSION
 from storage.url import DEFAULT_DATABASE_URL, DatabaseURL, parse_database_url
@@ -87,6 +88,7 @@ __all__ = [
     "StorageError",
     "StoredGameError",
     "Transaction",
+    "UpdateRepository",
     "check_database",
     "parse_database_url",
     "utcnow",

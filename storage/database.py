@@ -17,6 +17,7 @@ from storage.repositories import (
     PlayerRepository,
     ResultRepository,
     Session,
+    UpdateRepository,
 )
 from storage.schema import current_version, migrate
 from storage.sends import SendRepository
@@ -51,7 +52,7 @@ class Transaction:
     when the ``async with db.transaction()`` block ends normally, or not at all.
     """
 
-    __slots__ = ("_session", "chats", "games", "players", "results", "sends")
+    __slots__ = ("_session", "chats", "games", "players", "results", "sends", "updates")
 
     def __init__(self, session: Session) -> None:
         self._session = session
@@ -60,6 +61,7 @@ class Transaction:
         self.chats = ChatRepository(session)
         self.results = ResultRepository(session)
         self.sends = SendRepository(session)
+        self.updates = UpdateRepository(session)
 
     async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
         """A group became a supergroup: move its games, settings, results and statistics.

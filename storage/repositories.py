@@ -1031,3 +1031,47 @@ class ResultRepository:
             merged,
         )
         await self.recompute_ratings(chat_id=new_chat_id)  # the merged games, in order
+
+
+class UpdateRepository:
+    """The Telegram updates the bot has handled, by update id (webhook mode: Telegram delivers
+    an update again when it got no 200 for it, and a redelivery must not be applied twice)."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def handled(self, *, update_id: int) -> bool:
+        """Whether update `update_id` was handled already."""
+        row = await self._s.fetchone(
+            "SELECT update_id FROM handled_updates WHERE update_id = ?", (update_id,)
+        )
+        return row is not None
+
+    async def record(self, *, update_id: int, at: datetime | None = None) -> None:
+        """Record the update as handled, in the transaction of its changes. Raises `Conflict`
+        if it is recorded already (another worker handled it meanwhile): the transaction must
+        then roll back, so that nothing of it is applied twice."""
+        try:
+            await self._s.execute(
+                "INSERT INTO handled_updates (update_id, handled_us) VALUES (?, ?)",
+                (update_id, to_us(at or utcnow())),
+            )
+        except Conflict as error:
+            raise Conflict(f"update {update_id} was handled already") from error
+
+    async def note(self, *, update_id: int, at: datetime | None = None) -> bool:
+        """Record the update as handled unless it is; True if it was not recorded before."""
+        row = await self._s.fetchone(
+            "INSERT INTO handled_updates (update_id, handled_us) VALUES (?, ?) "
+            "ON CONFLICT (update_id) DO NOTHING RETURNING update_id",
+            (update_id, to_us(at or utcnow())),
+        )
+        return row is not None
+
+    async def prune(self, *, before: datetime) -> int:
+        """Forget the updates handled before `before`; how many were forgotten."""
+        rows = await self._s.fetchall(
+            "DELETE FROM handled_updates WHERE handled_us < ? RETURNING update_id",
+            (to_us(before),),
+        )
+        return len(rows)

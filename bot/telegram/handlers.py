@@ -27,7 +27,7 @@ from telegram.ext import (
     filters,
 )
 
-from bot import render
+from bot import handling, render
 from bot.callbacks import (
     AgainData,
     BadCallback,
@@ -299,6 +299,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _dispatch(rooms, tap, person, data)
     except StorageError as exc:
         rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
+        handling.failed(exc)  # webhook mode: Telegram delivers the tap again later
         log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
             log("storing after a tap of user %s failed: %s", user.id, exc)
@@ -381,6 +382,8 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
+    if context.error is not None:
+        handling.failed(context.error)  # webhook mode: an outage is delivered again later
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
@@ -449,6 +452,7 @@ def _storing(callback: Callback, *, reply: bool = True) -> Callback:
         except StorageError as exc:
             rooms = rooms_of(context)
             rooms.store.watch.failed(exc)
+            handling.failed(exc)  # webhook mode: Telegram delivers the update again later
             log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
             log("an update was not stored: %s", exc)
             message = update.effective_message

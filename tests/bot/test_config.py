@@ -93,3 +93,37 @@ def test_the_health_server_is_off_and_on_loopback_by_default() -> None:
     )
     empty = Settings(_env_file=None, bot_token="123456:SECRET-abcdef", health_port="")  # type: ignore[call-arg, arg-type]
     assert empty.health_port is None  # as .env.example leaves it
+
+
+def test_webhook_url_without_a_secret_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run_bot(tmp_path, BOT_TOKEN="123:ABCDEFGH", WEBHOOK_URL="https://bot.example/telegram")
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(
+        "durak-bot: setting WEBHOOK_SECRET is required with WEBHOOK_URL"
+    ), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_malformed_webhook_secret_is_refused_without_showing_it(tmp_path: Path) -> None:
+    result = run_bot(
+        tmp_path,
+        BOT_TOKEN="123:ABCDEFGH",
+        WEBHOOK_URL="https://bot.example/telegram",
+        WEBHOOK_SECRET="not allowed!SECRETVALUE",
+    )
+    assert result.returncode == 2
+    assert "WEBHOOK_SECRET must be 1 to 256 characters" in result.stderr
+    assert "SECRETVALUE" not in result.stderr
+
+
+def test_without_webhook_url_the_bot_polls_and_needs_no_secret() -> None:
+    settings = Settings(_env_file=None, bot_token="123:ABCDEFGH")  # type: ignore[call-arg]
+    assert not settings.webhook and settings.webhook_secret is None
+    hooked = Settings(
+        _env_file=None,  # type: ignore[call-arg]
+        bot_token="123:ABCDEFGH",
+        webhook_url="https://bot.example/telegram/hook",
+        webhook_secret="s3cret-_value",
+    )
+    assert hooked.webhook and hooked.webhook_path == "/telegram/hook"
+    assert "s3cret" not in repr(hooked)
