@@ -46,6 +46,9 @@ Targets (issue): >= 500 updates/s, p99 < 50 ms, <= 4 Bot API calls per player ac
 in 4-player games.
 
 Run: `python bench/bot.py [--games N] [--players P] [--seed S] [--rate R] [--mistakes M]`.
+`--database postgresql` runs it on a PostgreSQL server of its own (Debian's binaries, with
+PostgreSQL's durable defaults), `--database postgresql://...` on an empty database of yours;
+one bot process either way (several workers are not built yet, issue #20).
 `python bench/bot.py --human ...` is another benchmark: players at human pace under Telegram's
 flood limits, latencies a person notices (see bench/human.py).
 The defaults make about 37,000 taps (~185 per 4-player game): at 500 updates/s the play phase
@@ -277,19 +280,34 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def stored_counts(db_path: Path) -> tuple[int, dict[str, int]]:
-    with sqlite3.connect(db_path) as conn:
-        results = conn.execute("SELECT COUNT(*) FROM finished_games").fetchone()[0]
-        rows = conn.execute("SELECT status, COUNT(*) FROM games GROUP BY status").fetchall()
-    conn.close()
+RESULTS_SQL = "SELECT COUNT(*) FROM finished_games"
+STATUS_SQL = "SELECT status, COUNT(*) FROM games GROUP BY status"
+
+
+async def stored_counts(url: str, db_path: Path) -> tuple[int, dict[str, int]]:
+    if url.startswith("postgresql"):
+        import asyncpg
+
+        conn = await asyncpg.connect(url)
+        try:
+            results = await conn.fetchval(RESULTS_SQL)
+            rows = [tuple(row) for row in await conn.fetch(STATUS_SQL)]
+        finally:
+            await conn.close()
+    else:
+        with sqlite3.connect(db_path) as sqlite:
+            results = sqlite.execute(RESULTS_SQL).fetchone()[0]
+            rows = sqlite.execute(STATUS_SQL).fetchall()
+        sqlite.close()
     return int(results), {str(status): int(n) for status, n in rows}
 
 
-async def run(args: argparse.Namespace, db_path: Path) -> bool:
+async def run(args: argparse.Namespace, db_path: Path, url: str | None = None) -> bool:
+    """On SQLite at `db_path`, or on the PostgreSQL at `url` (an empty database)."""
     settings = make_settings(
         db_path,
-        database_url=f"sqlite:///{db_path}"
-        + ("?executor=inline" if args.executor == "inline" else ""),
+        database_url=url
+        or f"sqlite:///{db_path}" + ("?executor=inline" if args.executor == "inline" else ""),
         table_edit_interval=args.table_edit_interval,
         turn_timeout=3600,
         lobby_timeout=3600,
@@ -376,7 +394,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     unanswered = stats.unanswered + len(fake.unanswered_callbacks())
     offered = f"{args.rate:g}/s offered" if args.rate > 0 else "as fast as handled"
     print(f"games: {args.games} x {args.players} players, seed {args.seed}")
-    print(f"SQLite executor: {args.executor}")
+    print(f"database: {h.settings.database_url.split(':')[0]}, SQLite executor: {args.executor}")
     print(f"taps: {offered}, {args.mistakes:.0%} on any button, the rest on playable ones")
     print(f"Bot API round trip: {args.api_latency:g} ms")
     print(f"player actions (button taps): {taps}, {taps / args.games:.1f} per game")
@@ -426,7 +444,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     if traced_peak is not None:
         print(f"peak memory (tracemalloc, play phase): {traced_peak / 2**20:.1f} MiB")
 
-    results, statuses = stored_counts(h.db_path)
+    results, statuses = await stored_counts(h.settings.database_url, h.db_path)
     live = sum(1 for group, _ in groups if h.rooms.store.live(group.id) is not None)
     print(f"results stored: {results} of {args.games} games; games by status: {statuses}")
     print(f"unanswered taps: {unanswered}; games still running: {live}")
@@ -478,11 +496,32 @@ def main() -> None:
         "default 0: answered at once)",
     )
     parser.add_argument("--tracemalloc", action="store_true", help="also trace the Python heap")
+    parser.add_argument(
+        "--database",
+        default="sqlite",
+        help="sqlite (default: a file in a temporary folder); postgresql: a PostgreSQL server "
+        "of its own for the run (Debian's binaries, durable settings); or a postgresql:// URL "
+        "of an empty database",
+    )
     args = parser.parse_args()
     if not 2 <= args.players <= len(NAMES):
         parser.error(f"--players must be 2..{len(NAMES)}")
     with tempfile.TemporaryDirectory(prefix="durak-bench-") as tmp:
-        ok = asyncio.run(run(args, Path(tmp) / "durak.sqlite3"))
+        db_path = Path(tmp) / "durak.sqlite3"
+        if args.database == "sqlite":
+            ok = asyncio.run(run(args, db_path))
+        elif args.database == "postgresql":
+            from tests import postgres
+
+            server = postgres.PostgresServer.start(durable=True)
+            try:
+                print(f"database: a PostgreSQL server of its own on port {server.port}")
+                ok = asyncio.run(run(args, db_path, server.url("postgres")))
+            finally:
+                server.stop()
+        else:
+            print(f"database: {args.database.split('@')[-1]}")  # (no password)
+            ok = asyncio.run(run(args, db_path, args.database))
     sys.exit(0 if ok else 1)
 
 

@@ -111,7 +111,10 @@ class PostgresServer:
             )
 
     @classmethod
-    def start(cls) -> PostgresServer:
+    def start(cls, *, durable: bool = False) -> PostgresServer:
+        """initdb and pg_ctl into a temporary folder, on a free loopback port. The tests'
+        server does not flush to disk (`fsync=off`: a test's data need not outlive a power
+        cut); `durable` keeps PostgreSQL's defaults, for benchmarks."""
         bin_dir = _bin_dir()
         assert bin_dir is not None, INSTALL_HINT
         folder = Path(tempfile.mkdtemp(prefix="durak-pg-"))
@@ -135,9 +138,10 @@ class PostgresServer:
         )
         options = (
             f"-c listen_addresses=127.0.0.1 -p {server.port} -k {folder} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
             "-c max_connections=200 -c shared_buffers=32MB"
         )
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         server._run(
             "pg_ctl",
             "-D",
