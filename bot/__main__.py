@@ -1,4 +1,5 @@
-"""`python -m bot` (or `durak-bot`): start the bot with long polling.
+"""`python -m bot` (or `durak-bot`): start the bot with long polling, or as a webhook
+server where `WEBHOOK_URL` is set (`bot.telegram.webhook`).
 
 Start-up checks the settings, then the database, then Telegram (`getMe`), and stops at the
 first that fails with one line on stderr naming what failed and what to check, and an exit
@@ -87,29 +88,48 @@ def _stop_on_signals(
 
 
 async def serve(application: Application) -> None:  # type: ignore[type-arg]
-    """Start, poll until a stop signal, stop. Raises what stopped the start.
+    """Start, take updates until a stop signal, stop. Raises what stopped the start.
 
-    In the order of `Application.run_polling`, with the database opened before Telegram is
-    asked anything, and the polling loop's errors passed to `polling_errors`. Stops once, on
-    the first signal: a stop runs to its end (pending table edits published, the database
-    closed) whatever else arrives meanwhile (`make run` under a service manager gets every
-    signal twice); a signal during the start unwinds it where it is.
+    In the order of `Application.run_polling` (or, with `WEBHOOK_URL`, of python-telegram-
+    bot's custom-server way: no `Updater`, the webhook server hands each update to the
+    application), with the database opened before Telegram is asked anything, and the
+    polling loop's errors passed to `polling_errors`. Stops once, on the first signal: a stop
+    runs to its end (the webhook's posts under way answered, pending table edits published,
+    the database closed) whatever else arrives meanwhile (`make run` under a service manager
+    gets every signal twice); a signal during the start unwinds it where it is.
     """
     from bot.app import DATABASE_KEY, WATCH_KEY, open_database, start_services, stop_services
     from bot.ops.health import Health, HealthServer
     from bot.telegram.polling import polling_errors
+    from bot.telegram.webhook import Webhook, WebhookServer
     from engine import COMPILED
     from storage import parse_database_url
 
     settings: Settings = application.bot_data["settings"]
     health = Health(
         database=lambda: application.bot_data.get(DATABASE_KEY),
-        watch=application.bot_data[WATCH_KEY],
+        watch=None if settings.webhook else application.bot_data[WATCH_KEY],
     )
     port = settings.health_port
     server = HealthServer(health, settings.health_host, port) if port is not None else None
+    hook: WebhookServer | None = None
+    if settings.webhook_url is not None:
+        assert settings.webhook_secret is not None  # the settings require it
+        hook = WebhookServer(
+            Webhook(
+                application,
+                url=settings.webhook_url,
+                secret=settings.webhook_secret.get_secret_value(),
+                database=lambda: application.bot_data.get(DATABASE_KEY),
+                allowed_updates=ALLOWED_UPDATES,
+                max_connections=settings.webhook_max_connections,
+            ),
+            settings.webhook_path,
+            settings.webhook_listen,
+            settings.webhook_port,
+        )
     updater = application.updater
-    assert updater is not None  # the builder makes one
+    assert (updater is None) == (hook is not None)  # the builder makes one for polling only
     task = asyncio.current_task()
     stopping = asyncio.Event()
     starting = True
@@ -137,22 +157,35 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
         async with application:  # initialize (getMe) ... shutdown (closes the HTTP client)
             try:
                 await start_services(application)
-                await updater.start_polling(
-                    allowed_updates=ALLOWED_UPDATES,
-                    error_callback=polling_errors(application, application.bot_data[WATCH_KEY]),
-                )
+                if hook is not None:
+                    await hook.start()  # listening before Telegram is told where to post
+                    await hook.webhook.register()
+                    mode = (
+                        f"webhook {settings.webhook_path} on {settings.webhook_listen}:{hook.port}"
+                    )
+                else:
+                    assert updater is not None
+                    await updater.start_polling(
+                        allowed_updates=ALLOWED_UPDATES,
+                        error_callback=polling_errors(application, application.bot_data[WATCH_KEY]),
+                    )
+                    mode = "long polling"
                 await application.start()
                 starting = False
                 logger.info(
-                    "@%s is up: long polling, database %s, engine: %s",
+                    "@%s is up: %s, database %s, engine: %s",
                     application.bot.username,
+                    mode,
                     parse_database_url(settings.database_url),  # as str(): no password
                     "compiled (mypyc)" if COMPILED else "pure Python",
                 )
                 health.up()
                 await stopping.wait()
             finally:
-                if updater.running:
+                if hook is not None:  # the posts under way are answered, then no more
+                    await hook.drain()
+                    await hook.close()
+                if updater is not None and updater.running:
                     await updater.stop()
                 if application.running:
                     await application.stop()
@@ -163,6 +196,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
         if task is not None:
             task.uncancel()  # the signal's: the start is unwound, the stop is done
     finally:
+        if hook is not None:
+            await hook.close()
         await stop_services(application)  # a database opened for a start that failed
         if server is not None:  # last: /readyz says "stopping" until the end
             await server.close()
@@ -202,16 +237,15 @@ def main() -> None:
 
     from bot.app import build_application  # after logging is set up
     from bot.ops.health import HealthUnavailable
+    from bot.telegram.webhook import WebhookUnavailable
     from storage import DatabaseUnreachable, DatabaseUnusable
 
-    if settings.webhook:  # the settings are checked; the server is not wired in yet (#20)
-        _fail("setting WEBHOOK_URL: webhook mode is not available yet; unset it", EXIT_FIX, secret)
     application = build_application(settings)
     try:
         asyncio.run(serve(application))
     except KeyboardInterrupt:  # Ctrl-C where the loop takes no signal handlers
         pass
-    except (DatabaseUnusable, HealthUnavailable) as exc:
+    except (DatabaseUnusable, HealthUnavailable, WebhookUnavailable) as exc:
         _fail(str(exc), EXIT_FIX, secret)
     except DatabaseUnreachable as exc:
         _fail(str(exc), EXIT_UNREACHABLE, secret)

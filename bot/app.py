@@ -102,11 +102,13 @@ def build_application(
     )
     # PTB's default for the bot's calls (a pool of 256 connections), on the shorter path.
     builder = builder.request(request or JsonRequest(connection_pool_size=256))
-    # PTB's default for long polling (one connection), reading taps without their keyboards.
     watch = PollingWatch(settings.bot_api_host)
-    builder = builder.get_updates_request(
-        get_updates_request or UpdatesRequest(connection_pool_size=1, watch=watch)
-    )
+    if settings.webhook:  # Telegram posts the updates (bot.telegram.webhook): no Updater
+        builder = builder.updater(None)
+    else:  # PTB's default for long polling (one connection), reading taps without keyboards
+        builder = builder.get_updates_request(
+            get_updates_request or UpdatesRequest(connection_pool_size=1, watch=watch)
+        )
     # No python-telegram-bot rate limiter: the bot keeps Telegram's limits itself, per chat
     # (bot.delivery.sender), and a 429 pauses that chat alone, not every chat of the bot.
     application = builder.build()

@@ -63,6 +63,12 @@ SENDS_MERGED: Final = Counter(
     "durak_sends_merged",
     "Sends made unnecessary by a later one to the same message (only the latest state sent)",
 )
+WEBHOOK_POSTS: Final = Counter(
+    "durak_webhook_posts",
+    "Telegram's posts to the webhook, by the answer's status: 200, 400 (no update), 403 "
+    "(no secret), 503 (not stored: Telegram delivers it again)",
+    ["status"],
+)
 GAMES_RUNNING: Final = Gauge("durak_games_running", "Games running now (practice included)")
 LOBBIES_OPEN: Final = Gauge("durak_lobbies_open", "Lobbies open now")
 GAMES_STARTED: Final = Counter(
@@ -141,6 +147,10 @@ def api_call(method: str, error: BaseException | None, seconds: float) -> None:
 
 _updates = {kind: UPDATES.labels(kind) for kind in UPDATE_KINDS}
 _update_seconds = {kind: UPDATE_SECONDS.labels(kind) for kind in UPDATE_KINDS}
+
+
+def webhook_answered(status: int) -> None:
+    WEBHOOK_POSTS.labels(str(int(status))).inc()
 
 
 def update_handled(kind: str, seconds: float) -> None:
