@@ -26,6 +26,7 @@ from telegram.request import BaseRequest
 from bot.config import Settings
 from bot.delivery import Outbox, SendError
 from bot.delivery.budget import Budgets, Limits, Window
+from bot.delivery.ledger import Ledger
 from bot.delivery.sender import LoopTiming, Timing
 from bot.i18n import Translator
 from bot.kit import Kit
@@ -149,6 +150,8 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     settings: Settings = application.bot_data["settings"]
     db = await open_database(application)
     out = Outbox(application.bot, Budgets(limits(settings)), application.bot_data[TIMING_KEY])
+    if db.url.scheme == "postgresql":  # other workers may send into the same chats
+        out.ledger = Ledger(db, limits(settings))
     kit = Kit(
         db=db,
         out=out,

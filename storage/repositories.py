@@ -64,6 +64,11 @@ class Session:
         self._backend = backend
         self.active = True
 
+    @property
+    def dialect(self) -> str:
+        """The backend's SQL dialect: ``sqlite`` or ``postgresql``."""
+        return self._backend.dialect
+
     def _check(self) -> Backend:
         if not self.active:
             raise RuntimeError("this transaction is over; open a new one with db.transaction()")

@@ -8,6 +8,8 @@ import asyncio
 
 import pytest
 
+from bot.delivery.budget import Limits, Window
+from bot.delivery.ledger import Ledger
 from storage import Database
 from storage.sends import SendWindow
 from tests import postgres
@@ -62,3 +64,25 @@ async def several_workers_claim(url: str) -> None:
             await db.close()
     assert sorted(waits)[:4] == [0.0, 0.0, 0.0, pytest.approx(3.0)]
     assert sum(1 for w in waits if w == 0.0) == 3
+
+
+async def test_a_batch_of_claims_counts_its_own_claims_in_turn(db: Database) -> None:
+    """Claims that go together in one transaction (`claim_many`, the ledger's batches) are
+    judged one after another, each seeing the ones before it."""
+    bot = SendWindow(5, 1.0)
+    claims = [(7, PRIVATE)] * 4 + [(8, PRIVATE)] * 3
+    async with db.transaction() as tx:
+        waits = await tx.sends.claim_many(claims, bot=bot, now=300.0)
+    # chat 7: three in its window, the fourth waits 3 s; chat 8: the bot's five are used up
+    assert waits == [0.0, 0.0, 0.0, pytest.approx(3.0), 0.0, 0.0, pytest.approx(1.0)]
+    assert await claim(db, 9, 300.5, bot) == pytest.approx(0.5)
+
+
+async def test_the_ledger_claims_many_calls_at_once_in_a_few_transactions(db: Database) -> None:
+    """A sender that wants a hundred calls at once (a busy moment of many games) is not
+    held to one transaction per call: the claims that wait meanwhile go together, and the
+    windows hold as if they had gone one by one."""
+    ledger = Ledger(db, Limits(private=Window(3, 3.0), bot=Window(1000, 1.0)), clock=lambda: 400.0)
+    waits = await asyncio.gather(*(ledger.claim(1000 + n % 20) for n in range(100)))
+    assert sum(1 for wait in waits if wait == 0.0) == 20 * 3  # three per chat, no more
+    assert ledger.transactions <= 3
