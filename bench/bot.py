@@ -90,6 +90,7 @@ from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser 
 
 NAMES = ("Alice", "Bob", "Carol", "Dan", "Eve", "Finn")
 MAX_TAPS = 20_000  # per game: a game that needs more does not end
+WAIT_FOR_HAND = 60.0  # seconds a player told "out of date" waits for the new hand at most
 MOVE, NO_MOVE = "a move", "no move"
 
 # The Bot API calls made on behalf of the tap being handled. The handler runs in the task that
@@ -168,6 +169,7 @@ class Stats:
     latencies: list[float] = field(default_factory=list)  # tap sent -> handler returned
     handling: list[float] = field(default_factory=list)  # process_update called -> returned
     unanswered: int = 0
+    stale: int = 0  # taps answered "out of date" (the player then waits for the new hand)
     taps_per_game: list[int] = field(default_factory=list)
     # when the first game ended (perf_counter), and how many taps had been handled by then: the
     # steady phase, in which every game is still tapping
@@ -192,6 +194,35 @@ async def play_game(
     Each tap takes an arrival time from `arrivals` (or, without a schedule, goes right away) and
     is sent then, or as soon as the previous tap of this game has been handled if that is later.
     """
+    fake = h.fake
+    stale = h.rooms.kit.t("en", "error-stale")
+    # A player told that their keyboard is out of date waits until their hand changes (as a
+    # person would), instead of tapping it again and again while its edit is on its way.
+    changed = {user.id: asyncio.Event() for user in users.values()}
+
+    def seen(message: FakeMessage, change: object) -> None:
+        event = changed.get(message.chat_id)  # type: ignore[arg-type]
+        if event is not None:
+            event.set()
+
+    unwatch = fake.watch(seen)
+    try:
+        await _play(h, group, users, rng, args, arrivals, stats, stale, changed)
+    finally:
+        unwatch()
+
+
+async def _play(
+    h: BotHarness,
+    group: FakeGroup,
+    users: dict[str, FakeUser],
+    rng: random.Random,
+    args: argparse.Namespace,
+    arrivals: asyncio.Queue[float] | None,
+    stats: Stats,
+    stale: str,
+    changed: dict[int, asyncio.Event],
+) -> None:
     rooms: Rooms = h.rooms
     fake, app = h.fake, h.app
     clock = time.perf_counter
@@ -205,6 +236,7 @@ async def play_game(
         actor = rng.choice(sorted(record.game.to_act))
         user = users[actor]
         message = fake.message(user.id, record.hand_messages[actor])
+        changed[user.id].clear()
         buttons = [b for row in message.buttons for b in row if b.callback_data]
         sensible = [b for b in buttons if not b.text.startswith("·")]
         pool = buttons if rng.random() < args.mistakes or not sensible else sensible
@@ -229,8 +261,12 @@ async def play_game(
         stats.latencies.append(ready - sent)
         stats.handling.append(ready - start)
         # Answered? Then forget the query (the fake would keep every one until the end).
-        if fake._callbacks.pop(update["callback_query"]["id"]) is None:
+        answer = fake._callbacks.pop(update["callback_query"]["id"])
+        if answer is None:
             stats.unanswered += 1
+        elif answer.text == stale:
+            stats.stale += 1
+            await asyncio.wait_for(changed[user.id].wait(), WAIT_FOR_HAND)
         moved = rooms.store.live(group.id) is not record or record.game.move_number != move
         stats.tallies[MOVE if moved else NO_MOVE].append(tally)
         taps += 1
@@ -448,6 +484,7 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     live = sum(1 for group, _ in groups if h.rooms.store.live(group.id) is not None)
     print(f"results stored: {results} of {args.games} games; games by status: {statuses}")
     print(f"unanswered taps: {unanswered}; games still running: {live}")
+    print(f"taps answered out of date (the player then waited for the new hand): {stats.stale}")
     ok = results == args.games and live == 0 and unanswered == 0
     if not ok:
         print("FAILED: not every game ended with a stored result and every tap answered")
