@@ -32,11 +32,12 @@ The modules, from the wire inwards (each builds on the next):
   ``deliver``).
 - `methods`: the Bot API methods the fake answers (``sendMessage``, ``editMessageText``,
   ``answerCallbackQuery``, ``getChatMember``, ``setMyCommands``, ``getMe``, ``getUpdates``,
-  ``deleteWebhook``), each refusing what Telegram refuses.
+  ``setWebhook``, ``deleteWebhook``, ``getWebhookInfo``), each refusing what Telegram
+  refuses. Telegram's posting to a webhook is `tests.fakes.webhook`.
 - `state`: what the fake keeps (chats and members, messages as `FakeMessage` with their
-  `Button`s, `CallbackAnswer`s, command menus, pending updates, the log of each `Call`) and
-  what tests read of it (``messages``, ``last_message``, ``answer_for``, ``calls_for``...,
-  ``watch``: a callback on each change of a message).
+  `Button`s, `CallbackAnswer`s, command menus, pending updates, the `Webhook`, the log of
+  each `Call`) and what tests read of it (``messages``, ``last_message``, ``answer_for``,
+  ``calls_for``..., ``watch``: a callback on each change of a message).
 - `scenarios`: simulated people, `FakeUser` and `FakeGroup` (commands, taps, blocking the
   bot, joining, leaving, kicks, migration), which make the updates Telegram would send.
 """
@@ -50,6 +51,7 @@ from tests.fakes.telegram.state import (
     Call,
     CallbackAnswer,
     FakeMessage,
+    Webhook,
 )
 from tests.fakes.telegram.transport import FakeTelegram
 
@@ -64,5 +66,6 @@ __all__ = [
     "FakeTelegram",
     "FakeUser",
     "Limits",
+    "Webhook",
     "Window",
 ]

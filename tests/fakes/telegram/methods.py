@@ -1,14 +1,24 @@
 """The Bot API methods the fake answers, each refusing what Telegram refuses.
 
 What the bot calls: ``sendMessage`` (replies through ``reply_parameters`` too),
-``editMessageText``, ``answerCallbackQuery``, ``getChatMember`` and ``setMyCommands``; and
-what python-telegram-bot calls to start and poll: ``getMe``, ``deleteWebhook``,
-``getUpdates``. Any other method is answered "Not Found: method not found" (as Telegram
+``editMessageText``, ``answerCallbackQuery``, ``getChatMember`` and ``setMyCommands``; what
+python-telegram-bot calls to start and poll: ``getMe``, ``deleteWebhook``, ``getUpdates``;
+and the webhook's: ``setWebhook``, ``getWebhookInfo`` (the posting itself is
+`tests.fakes.webhook`). Any other method is answered "Not Found: method not found" (as Telegram
 answers a method it does not know): one the bot starts to call is added to `METHODS` and
 implemented here. Each method is `BotApiMethods._api_<name>`, taking the parameters as
 `transport` read them and raising `ApiError` with Telegram's error code and description: a
 no-op edit ("message is not modified"), callback data over 64 bytes, HTML Telegram would not
 parse, a blocked user, a kicked bot, a migrated group...
+
+The webhook methods follow Telegram's own server (tdlib/telegram-bot-api): ``setWebhook``
+refuses a URL that is not https on port 443, 80, 88 or 8443 and a secret token of more than
+256 characters or of others than A-Z, a-z, 0-9, ``_`` and ``-``, answers 429 (retry after 1)
+to a second setting within a second, clamps ``max_connections`` to 1..100 (40 if not given)
+and keeps ``allowed_updates`` when not given; an empty URL deletes the webhook. While one is
+set, ``getUpdates`` answers 409, and a long poll waiting when it is set is ended with 409.
+One leniency, for tests on loopback: a URL on 127.0.0.1, ::1 or localhost is taken over
+http and on any port (Telegram refuses it: http, and a reserved address).
 """
 
 from __future__ import annotations
@@ -19,10 +29,18 @@ import html as html_lib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from tests.fakes.html import HtmlParseError, parse_html, strip_text
 from tests.fakes.telegram.scenarios import FakeGroup, FakeUser
-from tests.fakes.telegram.state import JSON, CallbackAnswer, FakeMessage, FakeState, scope_key
+from tests.fakes.telegram.state import (
+    JSON,
+    CallbackAnswer,
+    FakeMessage,
+    FakeState,
+    Webhook,
+    scope_key,
+)
 
 MAX_TEXT_LENGTH = 4096
 MAX_CALLBACK_DATA_BYTES = 64
@@ -34,6 +52,16 @@ NOT_MODIFIED = (
     "are exactly the same as a current content and reply markup of the message"
 )
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
+WEBHOOK_ACTIVE = (
+    "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete "
+    "the webhook first"
+)
+WEBHOOK_PORTS = frozenset({443, 80, 88, 8443})
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+"""Hosts whose webhook URL the fake takes over http and on any port (Telegram does not)."""
+DEFAULT_MAX_CONNECTIONS = 40
+MAX_CONNECTIONS = 100
+MAX_SECRET_TOKEN_LENGTH = 256
 
 METHODS = (
     "getMe",
@@ -45,6 +73,8 @@ METHODS = (
     "setMyCommands",
     "getUpdates",
     "deleteWebhook",
+    "setWebhook",
+    "getWebhookInfo",
 )
 """The methods the fake answers, as Telegram spells them (`BotApiMethods._api_<name>`)."""
 
@@ -61,6 +91,7 @@ _BUTTON_ACTIONS = (
     "pay",
 )
 _BOT_COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+_SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]*")
 _DEFAULT_EXCLUDED_UPDATES = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 _UPDATE_KINDS = (
     "message",
@@ -97,6 +128,11 @@ class BotApiMethods(FakeState):
     strict_html: bool = True
     """Refuse HTML that Telegram itself takes literally (a bare ``&``, attributes a tag does
     not allow); False: only what Telegram refuses."""
+    set_webhook_interval: int = 1
+    """Seconds (of the fake's clock) before setWebhook with a URL may be called again: sooner
+    is answered 429, retry after 1, as Telegram does (several workers setting the same
+    webhook at start meet it); 0: never."""
+    _next_set_webhook: int | None = None
 
     # -- validation helpers
 
@@ -384,6 +420,8 @@ class BotApiMethods(FakeState):
         return [u for u in self._pending_updates if kind(u) not in _DEFAULT_EXCLUDED_UPDATES]
 
     async def _api_getUpdates(self, params: JSON) -> list[JSON]:
+        if self.webhook is not None:
+            raise ApiError(409, WEBHOOK_ACTIVE)
         offset = params.get("offset") or 0
         if offset > 0:  # confirm everything before the offset
             self._pending_updates = [u for u in self._pending_updates if u["update_id"] >= offset]
@@ -396,10 +434,107 @@ class BotApiMethods(FakeState):
             # Telegram's long poll: answer as soon as something arrives, else after `wait`
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._updates_event.wait(), wait)
+            if self.webhook is not None:  # setWebhook ends a waiting long poll
+                raise ApiError(409, "Conflict: terminated by setWebhook request")
             updates = self._deliverable(allowed)
         return updates[:limit]
+
+    def webhook_updates(self) -> list[JSON]:
+        """The pending updates a webhook is sent (of its `allowed_updates`), in order."""
+        return self._deliverable(self.allowed_updates)
 
     def _api_deleteWebhook(self, params: JSON) -> bool:
         if params.get("drop_pending_updates"):
             self._pending_updates.clear()
+        self.webhook = None
+        self._updates_changed()
         return True
+
+    def _api_setWebhook(self, params: JSON) -> bool:
+        url = str(params.get("url") or "")
+        if not url:  # "use an empty string to remove webhook integration"
+            return self._api_deleteWebhook(params)
+        now = self.clock()
+        if self._next_set_webhook is not None and now < self._next_set_webhook:
+            raise ApiError(429, "Too Many Requests: retry after 1", {"retry_after": 1})
+        self._next_set_webhook = now + self.set_webhook_interval
+        self._check_webhook_url(url)
+        secret = str(params.get("secret_token") or "")
+        if len(secret) > MAX_SECRET_TOKEN_LENGTH:
+            raise ApiError(400, "Bad Request: secret token is too long")
+        if not _SECRET_TOKEN.fullmatch(secret):
+            raise ApiError(400, "Bad Request: secret token contains unallowed characters")
+        raw_connections = params.get("max_connections")
+        max_connections = (
+            DEFAULT_MAX_CONNECTIONS
+            if raw_connections is None
+            else min(max(int(raw_connections), 1), MAX_CONNECTIONS)
+        )
+        allowed = params.get("allowed_updates")
+        if allowed is not None:  # not given: the previous setting stays
+            if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+                raise ApiError(400, "Bad Request: can't parse allowed updates JSON object")
+            self.allowed_updates = [a for a in _UPDATE_KINDS if a in allowed] or None
+        webhook = Webhook(
+            url=url,
+            secret_token=secret or None,
+            max_connections=max_connections,
+            has_custom_certificate=params.get("certificate") is not None,
+            ip_address=params.get("ip_address") or None,
+        )
+        current = self.webhook
+        drop = bool(params.get("drop_pending_updates"))
+        if current is not None and not drop and not webhook.has_custom_certificate:
+            unchanged = (current.url, current.secret_token, current.max_connections) == (
+                webhook.url,
+                webhook.secret_token,
+                webhook.max_connections,
+            )
+            if unchanged and current.ip_address == webhook.ip_address:
+                return True  # "Webhook is already set": its last error stays
+        if drop:
+            self._pending_updates.clear()
+        self.webhook = webhook
+        self._updates_event.set()  # a waiting long poll ends (409)
+        self._updates_changed()
+        return True
+
+    @staticmethod
+    def _check_webhook_url(url: str) -> None:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            raise ApiError(400, "Bad Request: invalid webhook URL specified") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise ApiError(400, "Bad Request: invalid webhook URL specified")
+        if parts.hostname.lower() in LOOPBACK_HOSTS:
+            return  # the fake's leniency: a test's own server on loopback
+        if parts.scheme.lower() != "https":
+            raise ApiError(
+                400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+            )
+        if (port or 443) not in WEBHOOK_PORTS:
+            raise ApiError(
+                400,
+                "Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443",
+            )
+
+    def _api_getWebhookInfo(self, params: JSON) -> JSON:
+        """As Telegram answers: the optional fields only when they say something."""
+        webhook = self.webhook
+        info: JSON = {
+            "url": webhook.url if webhook is not None else "",
+            "has_custom_certificate": webhook is not None and webhook.has_custom_certificate,
+            "pending_update_count": len(self.webhook_updates()),
+        }
+        if webhook is not None:
+            if webhook.last_error_date is not None:
+                info["last_error_date"] = webhook.last_error_date
+                info["last_error_message"] = webhook.last_error_message
+            info["max_connections"] = webhook.max_connections
+            if webhook.ip_address is not None:
+                info["ip_address"] = webhook.ip_address
+        if self.allowed_updates is not None:
+            info["allowed_updates"] = list(self.allowed_updates)
+        return info

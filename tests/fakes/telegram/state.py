@@ -1,11 +1,14 @@
 """What the fake keeps: chats and their members, messages with their keyboards and edits,
-callback queries and their answers, command menus, pending updates and the call log.
+callback queries and their answers, command menus, pending updates, the webhook (`Webhook`)
+and the call log.
 
 `FakeState` holds all of it, with the inspection methods tests use (``messages``,
 ``last_message``, ``answer_for``, ``calls_for``, ``commands``..., and ``watch``, which calls
 back on every new, edited or deleted message) and the JSON Telegram shows
 of what it keeps (a message, a chat member, a ``my_chat_member`` change). The Bot API methods
-(`methods`) change it; the simulated people (`scenarios`) add their messages and taps to it.
+(`methods`) change it; the simulated people (`scenarios`) add their messages and taps to it;
+`tests.fakes.webhook` posts its pending updates to a webhook and takes back the ones answered
+(``watch_updates``, ``delivered``, ``webhook_failed``).
 """
 
 from __future__ import annotations
@@ -64,6 +67,19 @@ class Call:
     def chat_id(self) -> int | str | None:
         value = self.params.get("chat_id")
         return value if isinstance(value, int | str) else None
+
+
+@dataclass
+class Webhook:
+    """The webhook `setWebhook` set, as Telegram keeps it (`getWebhookInfo` shows it)."""
+
+    url: str
+    secret_token: str | None  # sent as X-Telegram-Bot-Api-Secret-Token; None: no header
+    max_connections: int
+    has_custom_certificate: bool = False
+    ip_address: str | None = None
+    last_error_date: int | None = None  # the last failed delivery (`webhook_failed`)
+    last_error_message: str | None = None
 
 
 @dataclass
@@ -156,6 +172,9 @@ class FakeState:
         self._updates_event = asyncio.Event()
         self._commands: dict[tuple[str, str], list[JSON]] = {}
         self._watchers: list[Callable[[FakeMessage, Change], None]] = []
+        self.webhook: Webhook | None = None  # set by setWebhook, None: getUpdates works
+        self.allowed_updates: list[str] | None = None  # the webhook's; None: Telegram's default
+        self._update_watchers: list[Callable[[], None]] = []
 
     @property
     def bot_user(self) -> JSON:
@@ -237,13 +256,34 @@ class FakeState:
         }
 
     def queue(self, *updates: JSON) -> None:
-        """Make updates available to getUpdates (long polling wakes up)."""
+        """Make updates available to getUpdates (long polling wakes up), or to the webhook."""
         self._pending_updates.extend(updates)
         self._updates_event.set()
+        self._updates_changed()
 
     @property
     def pending_updates(self) -> list[JSON]:
         return list(self._pending_updates)
+
+    def watch_updates(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """Call `watcher()` whenever updates are queued or the webhook is set or deleted (a
+        `tests.fakes.webhook.WebhookDelivery` wakes up). Returns the function that stops it."""
+        self._update_watchers.append(watcher)
+        return lambda: self._update_watchers.remove(watcher)
+
+    def _updates_changed(self) -> None:
+        for watcher in list(self._update_watchers):
+            watcher()
+
+    def delivered(self, update_id: int) -> None:
+        """The webhook answered the update 2xx: it is no longer pending (Telegram forgets it)."""
+        self._pending_updates = [u for u in self._pending_updates if u["update_id"] != update_id]
+
+    def webhook_failed(self, message: str) -> None:
+        """A delivery failed: `getWebhookInfo` shows it as the last error, dated now."""
+        if self.webhook is not None:
+            self.webhook.last_error_date = self.clock()
+            self.webhook.last_error_message = message
 
     # -- inspection
 

@@ -56,6 +56,7 @@ _INT_PARAMS = frozenset(
         "message_thread_id",
         "reply_to_message_id",
         "direct_messages_topic_id",
+        "max_connections",
     }
 )
 _BOOL_PARAMS = frozenset(
