@@ -45,7 +45,7 @@ from typing import Final
 
 import orjson
 from telegram import Update
-from telegram.error import BadRequest
+from telegram.error import BadRequest, RetryAfter
 from telegram.ext import Application
 
 from bot import handling
@@ -60,6 +60,7 @@ KEEP_HANDLED: Final = timedelta(hours=48)
 """How long a handled update's id is kept: Telegram gives up on an update it could not
 deliver after 24 hours, so an id older than this is never delivered again."""
 PRUNE_EVERY: Final = 3600.0
+REGISTER_ATTEMPTS: Final = 10
 DRAIN_SECONDS: Final = 25.0
 """How long a stop waits for the posts under way (Docker's stop grace is 10 s by default, a
 Kubernetes pod's 30 s: set it to more than this)."""
@@ -152,18 +153,27 @@ class Webhook:
         """Point Telegram at the webhook, with the secret and the updates the bot reads. Every
         start does so (a changed secret must reach Telegram, and getWebhookInfo does not tell
         it); pending updates are kept."""
-        try:
-            await self.application.bot.set_webhook(
-                url=self.url,
-                secret_token=self._secret.decode(),
-                allowed_updates=self.allowed_updates,
-                max_connections=self.max_connections,
-                drop_pending_updates=False,
-            )
-        except BadRequest as exc:  # "bad webhook: ...": the URL, its port, its certificate
-            raise WebhookUnavailable(
-                f"setting WEBHOOK_URL was refused by Telegram: {exc.message}"
-            ) from None
+        for attempt in range(REGISTER_ATTEMPTS):
+            try:
+                await self.application.bot.set_webhook(
+                    url=self.url,
+                    secret_token=self._secret.decode(),
+                    allowed_updates=self.allowed_updates,
+                    max_connections=self.max_connections,
+                    drop_pending_updates=False,
+                )
+                return
+            except BadRequest as exc:  # "bad webhook: ...": the URL, its port, its certificate
+                raise WebhookUnavailable(
+                    f"setting WEBHOOK_URL was refused by Telegram: {exc.message}"
+                ) from None
+            except RetryAfter as exc:  # Telegram takes one setWebhook a second: workers
+                if attempt + 1 == REGISTER_ATTEMPTS:  # starting together wait their turn
+                    raise
+                wait = exc.retry_after
+                seconds = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
+                logger.info("setWebhook: Telegram asks to wait %.0f s; then again", seconds)
+                await asyncio.sleep(seconds)
 
     # ---------------------------------------------------------------- upkeep
 
