@@ -157,6 +157,7 @@ class BotHarness:
     async def set_position(self, group: FakeGroup, game: Any) -> None:
         """Replace the running game of `group` with a hand-built position (same players)."""
         record = self.rooms.store.live(group.id)
+        assert record is not None, "no game in the group"
         record.game = game
         await self.rooms.store.save(record)
         await self.rooms.screens.hands(record, force=True)

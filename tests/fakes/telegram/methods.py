@@ -350,7 +350,7 @@ class BotApiMethods(FakeState):
         chat = self._resolve_chat(params)
         self._check_access(chat, sending=False)
         try:
-            msg = self._get_message(chat.id, params.get("message_id"))
+            msg = self._get_message(chat.id, int(params.get("message_id") or 0))
         except LookupError:
             raise ApiError(400, "Bad Request: message to delete not found") from None
         if msg.deleted:
