@@ -1,5 +1,5 @@
 """Several bot workers on one PostgreSQL behind a webhook, with workers killed mid-turn: the
-proof of issue #20, for `tests/bot/test_workers.py` and for an operator
+proof of issue #20, for `tests/bot/test_workers_proof.py` and for an operator
 (`python -m tools.prove_workers`).
 
 `prove` starts N `python -m bot` processes in webhook mode on one database, against the
