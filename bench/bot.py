@@ -497,6 +497,11 @@ def main() -> None:
 
         human([arg for arg in sys.argv[1:] if arg != "--human"])
         return
+    if any(arg.startswith("--workers") for arg in sys.argv[1:]):  # processes: bench/workers.py
+        from bench.workers import main as workers
+
+        workers(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description="Whole-bot benchmark against the fake Bot API.")
     parser.add_argument("--games", type=int, default=200, help="games played at once")
     parser.add_argument("--players", type=int, default=4, help="players per game (2-6)")

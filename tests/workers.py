@@ -210,23 +210,49 @@ def _is_move(data: str | None) -> bool:
 
 class People:
     """The players, each tapping a playable button once their hand changed (or their last
-    tap was answered and changed nothing)."""
+    tap was answered and changed nothing). Each player's hand is followed through the
+    fake's changes (`FakeTelegram.watch`), so that asking who wants to tap, after every
+    Bot API call, looks only at the players whose hand or tap's answer may have changed."""
 
     def __init__(self, fake: FakeTelegram, users: list[FakeUser], rng: random.Random) -> None:
         self.fake = fake
-        self.users = users
+        self.users = {user.id: user for user in users}
         self.rng = rng
         self.sleepy: set[int] = set()
-        self._tapped: dict[int, tuple[int, int, str]] = {}  # user -> message, edits, query
         self.taps = 0
+        self._tapped: dict[int, tuple[int, int, str]] = {}  # user -> message, edits, query
+        self._hands: dict[int, FakeMessage] = {}  # user -> their latest hand message
+        self._look: set[int] = set(self.users)  # users whose hand changed since last looked
+        self._unwatch = fake.watch(self._changed)
 
-    def _wants(self, user: FakeUser) -> tuple[FakeMessage, list[str]] | None:
-        if user.id in self.sleepy:
+    def close(self) -> None:
+        self._unwatch()
+
+    def _changed(self, message: FakeMessage, change: str) -> None:
+        chat_id = message.chat_id
+        if not isinstance(chat_id, int) or chat_id not in self.users:
+            return
+        self._look.add(chat_id)
+        current = self._hands.get(chat_id)
+        if change == "deleted" and current is message:
+            del self._hands[chat_id]
+            found = hand_message(self.fake, self.users[chat_id])  # the one before it
+            if found is not None:
+                self._hands[chat_id] = found
+        elif (
+            change != "deleted"
+            and _has_moves(message)
+            and (current is None or message.message_id >= current.message_id)
+        ):
+            self._hands[chat_id] = message
+
+    def _wants(self, user_id: int) -> tuple[FakeMessage, list[str]] | None:
+        if user_id in self.sleepy:
             return None
-        message = hand_message(self.fake, user)
+        message = self._hands.get(user_id)
         if message is None:
             return None
-        last = self._tapped.get(user.id)
+        last = self._tapped.get(user_id)
         if last is not None and last[:2] == (message.message_id, message.edits):
             # The keyboard of the last tap: tap it again only once that tap was answered
             # and changed nothing (not this player's turn, a card that cannot go); not when
@@ -242,27 +268,33 @@ class People:
         ]
         return (message, playable) if playable else None
 
+    def _candidates(self) -> set[int]:
+        """Players whose hand changed, or whose last tap (on the same hand) may have been
+        answered since."""
+        return self._look | set(self._tapped)
+
     def ready(self) -> bool:
-        return any(self._wants(user) is not None for user in self.users)
+        return any(self._wants(uid) is not None for uid in self._candidates())
 
     def act(self) -> int:
         """Queue a tap for everyone who wants to tap now; how many."""
         count = 0
-        for user in self.users:
-            wanted = self._wants(user)
+        for uid in sorted(self._candidates()):
+            self._look.discard(uid)
+            wanted = self._wants(uid)
             if wanted is None:
                 continue
             message, playable = wanted
-            update = user.tap(message, self.rng.choice(playable))
-            self._tapped[user.id] = (
-                message.message_id,
-                message.edits,
-                update["callback_query"]["id"],
-            )
+            update = self.users[uid].tap(message, self.rng.choice(playable))
+            self._tapped[uid] = (message.message_id, message.edits, update["callback_query"]["id"])
             self.fake.queue(update)
             count += 1
         self.taps += count
         return count
+
+
+def _has_moves(message: FakeMessage) -> bool:
+    return any(_is_move(b.callback_data) for row in message.buttons for b in row)
 
 
 @dataclass
@@ -335,7 +367,7 @@ async def prove(
         try:
             await server.wait_for(lambda: fake.webhook is not None)  # the first worker is up
             async with WebhookDelivery(fake, urls=cluster.urls) as delivery:
-                await _open_games(fake, server, delivery, groups, seated)
+                await open_games(fake, server, delivery, groups, seated)
                 say("games started")
                 people.sleepy.add(sleepy.id)
                 await _play(fake, server, delivery, cluster, people, groups, rng, kills, say)
@@ -344,6 +376,7 @@ async def prove(
                 proof.redelivered = len(delivery.failures)
                 acknowledged = set(delivery.acknowledged)
         finally:
+            people.close()
             codes = await cluster.stop_all()
         proof.kills, proof.restarts, proof.taps = cluster.kills, cluster.restarts, people.taps
         if any(code != 0 for code in codes):
@@ -368,7 +401,7 @@ def _what_telegram_saw(fake: FakeTelegram, groups: list[FakeGroup], sleepy: Fake
     return "\n".join(lines) + "\n"
 
 
-async def _open_games(
+async def open_games(
     fake: FakeTelegram,
     server: LoopbackBotAPI,
     delivery: WebhookDelivery,

@@ -41,8 +41,9 @@ import asyncio
 import contextlib
 import enum
 import itertools
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Final
 from urllib.parse import urlsplit
@@ -75,6 +76,7 @@ class Attempt:
     url: str
     status: int | None
     error: str | None  # None: acknowledged; else what getWebhookInfo's last_error_message says
+    seconds: float = field(default=0.0, compare=False)  # the post, to its answer or failure
 
     @property
     def ok(self) -> bool:
@@ -275,6 +277,7 @@ class WebhookDelivery:
         assert self._client is not None
         status: int | None = None
         error: str | None = None
+        started = time.perf_counter()
         try:
             response = await self._client.post(url, content=orjson.dumps(update), headers=headers)
         except httpx.ConnectTimeout:
@@ -291,7 +294,7 @@ class WebhookDelivery:
                 await self._answer_method(response)
             else:
                 error = f"Wrong response from the webhook: {status} {response.reason_phrase}"
-        self.attempts.append(Attempt(update_id, url, status, error))
+        self.attempts.append(Attempt(update_id, url, status, error, time.perf_counter() - started))
         if error is None:
             self.fake.delivered(update_id)
             self.acknowledged.append(update_id)
