@@ -183,6 +183,13 @@ class Sender:
         elif not fresh and not slot.sending and slot.shown == content:
             slot.tag = tag  # it shows that already: Telegram would say "not modified"
             return slot
+        if priority < slot.priority and slot.key in self._chats.get(chat_id, ()):
+            # More urgent now (a watcher's hand the game now waits for): its turn among the
+            # more urgent counts from now, not from when it first waited as the less urgent.
+            # Else every such hand, waiting long as a watcher, would go before the hands
+            # that were urgent from the start, and those would wait behind all of them.
+            slot.seq = next(self._seq)
+            slot.since = self.timing.now()
         slot.content = content
         slot.tag = tag
         slot.priority = priority

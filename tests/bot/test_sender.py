@@ -142,3 +142,28 @@ async def test_the_bots_ceiling_holds_over_all_chats(harness: BotHarness) -> Non
     times = sorted(at for at, _, _ in seen)
     assert all(sum(1 for t in times if a <= t < a + 1) <= 30 for a in times)  # any second
     assert times[-1] < start + 3  # and no slower than that
+
+
+async def test_at_the_bots_ceiling_awaited_hands_go_in_the_order_the_game_came_to_wait(
+    harness: BotHarness,
+) -> None:
+    """A watcher's hand that waited long (the ceiling was used up by awaited hands) and then
+    becomes awaited takes its turn from then on: it does not go before the hands that were
+    awaited earlier. Otherwise, at the ceiling, players whose hand was up to date would wait
+    behind every promoted one, seconds at 60 games (bench/human.py)."""
+    h = harness
+    watchers = [h.user(100 + n, f"W{n}") for n in range(30)]
+    awaited = [h.user(200 + n, f"A{n}") for n in range(30)]
+    await started(h, *watchers, *awaited)
+    seen = arrivals(h)
+    sender = h.rooms.sender
+    for user in watchers:  # a card shorter, say: not urgent
+        sender.put(("hand", user.id), user.id, Rendered("watching"), priority=Priority.PASSIVE)
+    for user in awaited:  # the game waits for these now
+        sender.put(("hand", user.id), user.id, Rendered("your turn"), priority=Priority.AWAITED)
+    for user in watchers:  # and then for these too
+        sender.put(("hand", user.id), user.id, Rendered("your turn"), priority=Priority.AWAITED)
+    await h.settle()
+    order = [chat for _, chat, _ in seen]
+    assert len(order) == 60 and h.fake.flooded == []
+    assert set(order[:30]) == {u.id for u in awaited}, order
