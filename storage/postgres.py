@@ -121,8 +121,9 @@ def _translate(error: BaseException, where: str) -> BaseException:
             where=where,
         )
     elif isinstance(error, OSError | asyncpg.PostgresConnectionError) or (
-        isinstance(error, asyncpg.InterfaceError) and "connection is closed" in message
-    ):
+        isinstance(error, asyncpg.InterfaceError)
+        and ("connection is closed" in message or "released back to the pool" in message)
+    ):  # the second: a connection the pool took back when it closed (a session held on)
         translated = DatabaseUnreachable(f"database {where}: {message}", where=where)
     else:
         return error
@@ -156,6 +157,14 @@ class PostgresBackend(Backend):
             if translated is error:
                 raise
             raise translated from error
+        except asyncpg.InternalClientError as error:
+            # The server ended the session while the connection sat idle (terminated, shut
+            # down) and asyncpg heard its last words before the socket closed: no use now.
+            self.terminate()
+            raise DatabaseUnreachable(
+                f"database {self.where}: the connection broke ({_reason(error)})",
+                where=self.where,
+            ) from error
 
     async def begin(self, *, write: bool) -> None:
         if self._open:
@@ -169,7 +178,7 @@ class PostgresBackend(Backend):
 
     async def rollback(self) -> None:
         self._open = False
-        if not self._conn.is_closed() and self._conn.is_in_transaction():
+        if self.in_transaction:
             await self._call("execute", "ROLLBACK")
 
     async def lock(self, key: int) -> None:
@@ -185,11 +194,15 @@ class PostgresBackend(Backend):
 
     @property
     def in_transaction(self) -> bool:
-        return bool(not self._conn.is_closed() and self._conn.is_in_transaction())
+        try:
+            return bool(not self._conn.is_closed() and self._conn.is_in_transaction())
+        except asyncpg.InterfaceError:  # closed, and taken back by the pool already
+            return False
 
     def terminate(self) -> None:
         """Drop the connection at once: the server ends its session and every lock of it."""
-        self._conn.terminate()
+        with contextlib.suppress(asyncpg.InterfaceError):  # gone already
+            self._conn.terminate()
 
     async def new_ids(self, table: str, count: int) -> list[int]:
         rows = await self._call(
@@ -393,8 +406,6 @@ class PostgresDatabase(Database):
         held = self._holders.get(task)
         if held is not None and chat_id in held.chats:
             raise RuntimeError(f"this task holds the lock of chat {chat_id} already")
-        if task in self._owners:
-            raise RuntimeError("take a chat's lock before opening a transaction, not inside one")
         key = chat_lock_key(chat_id)
         async with self._chat_locks[chat_id]:
             if held is not None:  # another chat's lock, on the connection held already
