@@ -4,12 +4,15 @@ work the chat's game as currently stored, under a lock that holds across the wor
 Two stores here, each on a `Database` of its own (as two processes would have), on one
 PostgreSQL database: units of work on one chat take turns, each sees what the other stored
 (no `Conflict`, no stale copy), a game the other ended is gone, a player's running games are
-found whichever worker plays them, and many chats at once cannot empty a pool of two.
+found whichever worker plays them, and many chats at once cannot empty a pool of two. And
+two whole bots against one fake Telegram: a game whose taps go to either bot goes tap by tap
+as it goes on one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
@@ -18,10 +21,11 @@ import pytest
 
 from bot.kit import Kit, Person
 from bot.store import GameStore
-from storage import Database
+from storage import Database, GameRecord
 from storage.postgres import chat_lock_key
 from tests import postgres
-from tests.bot.conftest import ManualClock, make_settings
+from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
+from tests.fakes.telegram import FakeGroup, FakeTelegram
 from tests.storage.conftest import lobby_record, running_record
 from tests.storage.test_chat_locks import WAIT, until_waiting
 
@@ -151,3 +155,71 @@ async def test_many_chats_at_once_on_two_workers_cannot_empty_a_pool_of_two(
     finally:
         for db in dbs:
             await db.close()
+
+
+# ---------------------------------------------------------------- two whole bots
+
+
+@pytest.fixture
+async def two_bots(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[BotHarness, BotHarness]]:
+    """Two bots (workers A and B) on one PostgreSQL database, answering one fake Telegram:
+    each update goes to the worker the test hands it to."""
+    fake = FakeTelegram(token=TOKEN)
+    clock = ManualClock()
+    bots = []
+    for name in ("a", "b"):
+        db_path = tmp_path / f"{name}.sqlite3"  # never made: the database is PostgreSQL's
+        settings = make_settings(db_path, database_url=pg_url)
+        bots.append(BotHarness(fake=fake, db_path=db_path, clock=clock, settings=settings))
+    try:
+        for h in bots:
+            await h.start()
+        yield bots[0], bots[1]
+    finally:
+        for h in bots:
+            await h.stop()
+
+
+async def stored_game(h: BotHarness, group: FakeGroup) -> GameRecord:
+    async with h.rooms.kit.db.transaction(readonly=True) as tx:
+        return await tx.games.latest_for_chat(chat_id=group.id)
+
+
+async def play(bots: list[BotHarness], seed: int) -> list[tuple[str, str | None, int]]:
+    """Alice and Bob play a game in a group, opened on the first bot: each tap is on a
+    random button of the hand of a player the game waits for, and goes to a random bot.
+    What happened, tap by tap: who tapped, the answer, and the stored game's move number."""
+    first = bots[0]
+    alice, bob = first.user(1, "Alice"), first.user(2, "Bob")
+    group = first.fake.group(-7301, "Club", admins={alice})
+    await first.open_game(group, [alice, bob])
+    taps, workers = random.Random(seed), random.Random(seed + 1)
+    trace: list[tuple[str, str | None, int]] = []
+    while (record := await stored_game(first, group)).status == "running":
+        assert record.game is not None
+        actor = first.users[int(taps.choice(sorted(record.game.to_act)))]
+        hand = first.fake.message(actor.id, record.hand_messages[str(actor.id)])
+        buttons = [x.callback_data for row in hand.buttons for x in row if x.callback_data]
+        tap = actor.tap(hand, taps.choice(buttons))
+        await workers.choice(bots).send(tap)
+        answer = first.fake.answer_for(tap)
+        after = await stored_game(first, group)
+        moves = after.game.move_number if after.game is not None else -1
+        trace.append((actor.first_name, answer.text if answer else None, moves))
+        assert len(trace) < 3000, "the game does not end"
+    assert record.status == "finished"
+    async with first.rooms.kit.db.transaction(readonly=True) as tx:
+        assert await tx.results.count(chat_id=group.id) == 1
+    return trace
+
+
+async def test_a_game_played_on_two_workers_tap_by_tap_goes_as_on_one(
+    two_bots: tuple[BotHarness, BotHarness], harness: BotHarness
+) -> None:
+    """Each tap goes to either worker, so each often taps a game the other moved last: it
+    sees that move (its tap is not out of date, nor a conflict, nor lost), and the game goes
+    tap by tap as it goes on one bot (SQLite), answers and all, to one result."""
+    on_one = await play([harness], seed=7)
+    on_two = await play(list(two_bots), seed=7)
+    assert on_two == on_one
+    assert len({moves for _, _, moves in on_two}) > 20  # a game of many moves
