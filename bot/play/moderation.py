@@ -77,8 +77,11 @@ class Moderation(Room):
 
     async def cancel(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/cancel: the opener or an admin ends the lobby or game; no result is stored."""
-        if self.store.live(chat_id) is None and await self._point_to_groups(
-            chat_id, person, "/cancel"
+        private = chat_id == person.user_id  # its own game is practice, else point to groups
+        if (
+            private
+            and await self.store.peek(chat_id) is None
+            and await self._point_to_groups(chat_id, person, "/cancel")
         ):
             return
         async with self.store.for_chat(chat_id) as unit:
