@@ -16,20 +16,37 @@ A quiet save (`save_quietly`: message ids only) that fails keeps the live copy i
 that what was sent is remembered and never sent again. A database that cannot store at all
 (`DatabaseUnavailable`) is reported once per outage (`DatabaseWatch`).
 
-What this implementation relies on, and what a multi-process one must replace:
+Several workers on one database (PostgreSQL: `Database.shared`), and what holds across them:
 
-- **The lock** is an `asyncio.Lock` per chat: it serialises the updates of one chat within
-  this process only. Several workers need a database lock held for the unit of work (a
-  PostgreSQL advisory lock or `SELECT ... FOR UPDATE` on the game's row).
-- **The cache** (`live`) is the truth between saves: a running game is loaded once and
-  kept. Several workers must check that the cached record's `version` is the stored one
-  when the unit starts (and load it again when not); `GameRepository.save` already refuses
-  a stale version with `Conflict`.
+- **The lock.** `for_chat` takes this process's `asyncio.Lock` for the chat and then, on a
+  shared database, the database's (`Database.chat_lock`: a session advisory lock on a
+  connection that the unit's transactions and saves run on). Of all workers, one at a time
+  runs a unit of work on a chat; a worker that dies lets go of its locks with its
+  connections. Waiting longer than the database's ``busy_timeout`` is `DatabaseBusy`.
+  Callers that lock without loading (`locked`: settings, a chat's migration, message ids
+  after a send) take the same two. SQLite: one process owns the file, so its lock is this
+  process's alone, and the bot runs one worker on it.
+- **The cache** (`live`) is used only while it is current: on a shared database `load`
+  first asks for the chat's active game and version (`games.current`, one small query)
+  and loads the game again when they differ from the live copy's (or drops the live copy
+  when the chat has no active game any more). So a unit of work always starts from the
+  stored state, whichever worker saved it last, and `GameRepository.save` refusing a stale
+  version with `Conflict` stays a last resort. SQLite: the live copy is the truth between
+  saves, as before (no query per update). `peek` reads the stored game on a shared database.
+- **`running_games_of`** asks the database on a shared one (`games.running_with`); on
+  SQLite this process's live copies hold every running game.
+
+What is still this process's own, to be replaced for several workers:
+
 - **Timers** (deadlines, computer moves, table edits) are in-process tasks that look up
   the live record; several workers need them as rows with a due time, claimed by whichever
   worker is free. The deadlines themselves are already stored with each game.
-- **`chat_of_game`** and `running_games_of` read this process's memory first; several
-  workers must ask the database.
+- **`chat_of_game`** keeps game id -> chat id in memory once it knows it; only a chat's
+  migration (group to supergroup) on another worker changes it, and then a tap of the old
+  chat's game finds no game there until it is asked again.
+- **Delivery** (`Screens`, `Sender`) remembers what each message shows in this process
+  only: a worker that loads a game another one moved knows its messages by the ids stored
+  with the record, not by what they show.
 """
 
 from __future__ import annotations
