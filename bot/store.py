@@ -250,14 +250,10 @@ class GameStore:
 
     async def _load_current(self, chat_id: int) -> GameRecord | None:
         live = self._live.get(chat_id)
-        stored = None
-        async with self.db.transaction(readonly=True) as tx:
-            current = await tx.games.current(chat_id=chat_id)
-            if live is not None and current == (live.id, live.version):
-                return live
-            if current is not None:
-                with contextlib.suppress(NotFound):  # ended meanwhile by a writer without it
-                    stored = await tx.games.active_for_chat(chat_id=chat_id)
+        current = await self.db.current_game(chat_id)
+        if live is not None and current == (live.id, live.version):
+            return live
+        stored = None if current is None else await self.stored(chat_id)
         if live is not None:  # another worker saved it since, or ended it
             self.forget(live)
         if stored is not None:

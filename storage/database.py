@@ -273,6 +273,12 @@ class Database:
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
 
+    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
+        """The id and version of the chat's game in the lobby or running (`games.current`),
+        or None; on PostgreSQL one statement, without a transaction around it."""
+        async with self.transaction(readonly=True) as tx:
+            return await tx.games.current(chat_id=chat_id)
+
     async def _send_saves(self) -> None:
         """Send the waiting one-statement saves, a batch per hold of the lock (a transaction
         waiting for the lock goes between two batches), until none waits. Each save's future

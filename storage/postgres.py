@@ -131,6 +131,30 @@ def _translate(error: BaseException, where: str) -> BaseException:
     return translated
 
 
+class _Connection(asyncpg.Connection):  # type: ignore[misc]
+    """asyncpg's connection, reset on its way back into the pool only as far as the bot
+    changes a session: the chat locks it held (`pg_advisory_unlock_all`). asyncpg's own
+    reset also closes cursors, stops listening and resets every setting, a round trip after
+    every transaction for what the bot never does (its settings are given when connecting);
+    an open transaction is rolled back whatever this says."""
+
+    __slots__ = ("_session_locks",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._session_locks = False
+
+    def holds_session_locks(self) -> None:
+        """A session advisory lock is (or may be) held: released when the pool takes it back."""
+        self._session_locks = True
+
+    def get_reset_query(self) -> str:
+        if self._session_locks:
+            self._session_locks = False
+            return "SELECT pg_advisory_unlock_all()"
+        return ""
+
+
 class PostgresBackend(Backend):
     """One connection of the pool, for one transaction (or a statement that commits itself)."""
 
@@ -187,6 +211,7 @@ class PostgresBackend(Backend):
     async def lock_session(self, key: int) -> None:
         """Hold advisory lock ``key`` until `unlock_session` or the connection's end (not
         the transaction's); a wait past ``lock_timeout`` is `DatabaseBusy`."""
+        self._conn.holds_session_locks()  # even a wait cut short may have been granted
         await self._call("execute", "SELECT pg_advisory_lock(?)", key)
 
     async def unlock_session(self, key: int) -> None:
@@ -264,6 +289,7 @@ class PostgresPool:
                 min_size=url.pool_min,
                 max_size=url.pool_max,
                 timeout=seconds,
+                connection_class=_Connection,
                 # Waiting longer than this for a row lock or an advisory lock: DatabaseBusy.
                 server_settings={"lock_timeout": str(url.busy_timeout_ms)},
                 # No cache of prepared statements across a pooler (pgbouncer) is needed: the
@@ -499,6 +525,13 @@ class PostgresDatabase(Database):
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
+
+    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
+        """As `Database.current_game`: one statement (on the chat lock's connection, if the
+        task holds one), no BEGIN and COMMIT around it."""
+        task = self._enter()
+        async with self._connection(task) as backend:
+            return await GameRepository(Session(backend)).current(chat_id=chat_id)
 
     async def schema_version(self) -> int:
         async with self._pool.connection() as backend:

@@ -277,6 +277,7 @@ async def test_many_chats_at_once_cannot_empty_a_small_pool(pg_url: str, pool_ma
                 record = await tx.games.active_for_chat(chat_id=chat_id)
                 assert record.table_message_id == 501 + 4  # every unit's change, none lost
                 assert record.version == 1 + 4 * 2
+        assert await advisory_locks(pg_url, granted=True) == []  # every lock given back
     finally:
         for db in dbs:
             await db.close()
