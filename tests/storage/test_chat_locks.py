@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from storage import Database, DatabaseUnreachable
+from storage import Database, DatabaseBusy, DatabaseUnreachable
 from storage.postgres import chat_lock_key
 from storage.repositories import RESULTS_LOCK
 from storage.schema import MIGRATION_LOCK
@@ -40,10 +40,12 @@ async def test_current_names_the_active_game_and_its_version(db: Database) -> No
     lobby.version = await db.save_game(lobby)
     async with db.transaction(readonly=True) as tx:
         assert await tx.games.current(chat_id=-100) == (lobby.id, 2)
+    assert await db.current_game(-100) == (lobby.id, 2)  # the same, as one statement
     lobby.status = "cancelled"
     await db.save_game(lobby)
     async with db.transaction(readonly=True) as tx:
         assert await tx.games.current(chat_id=-100) is None  # ended: no active game
+    assert await db.current_game(-100) is None
 
 
 async def test_running_with_finds_the_games_a_player_has_a_seat_in(db: Database) -> None:
@@ -304,3 +306,19 @@ async def test_a_lock_is_taken_outside_transactions_and_once_per_task(
 
 async def _locked_in_task(db: Database, chat_id: int) -> None:
     await asyncio.wait_for(asyncio.create_task(_locked_once(db, chat_id)), WAIT)
+
+
+@pytest.mark.postgres
+async def test_waiting_longer_than_the_busy_timeout_for_a_chat_is_database_busy(
+    pg_url: str, workers: tuple[Database, Database]
+) -> None:
+    a, _ = workers
+    impatient = await Database.open(f"{pg_url}?busy_timeout=200")
+    try:
+        async with a.chat_lock(-100):
+            with pytest.raises(DatabaseBusy):
+                async with impatient.chat_lock(-100):
+                    pass
+        await _locked_in_task(impatient, -100)  # free again: taken at once
+    finally:
+        await impatient.close()
