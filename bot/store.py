@@ -16,20 +16,37 @@ A quiet save (`save_quietly`: message ids only) that fails keeps the live copy i
 that what was sent is remembered and never sent again. A database that cannot store at all
 (`DatabaseUnavailable`) is reported once per outage (`DatabaseWatch`).
 
-What this implementation relies on, and what a multi-process one must replace:
+Several workers on one database (PostgreSQL: `Database.shared`), and what holds across them:
 
-- **The lock** is an `asyncio.Lock` per chat: it serialises the updates of one chat within
-  this process only. Several workers need a database lock held for the unit of work (a
-  PostgreSQL advisory lock or `SELECT ... FOR UPDATE` on the game's row).
-- **The cache** (`live`) is the truth between saves: a running game is loaded once and
-  kept. Several workers must check that the cached record's `version` is the stored one
-  when the unit starts (and load it again when not); `GameRepository.save` already refuses
-  a stale version with `Conflict`.
+- **The lock.** `for_chat` takes this process's `asyncio.Lock` for the chat and then, on a
+  shared database, the database's (`Database.chat_lock`: a session advisory lock on a
+  connection that the unit's transactions and saves run on). Of all workers, one at a time
+  runs a unit of work on a chat; a worker that dies lets go of its locks with its
+  connections. Waiting longer than the database's ``busy_timeout`` is `DatabaseBusy`.
+  Callers that lock without loading (`locked`: settings, a chat's migration, message ids
+  after a send) take the same two. SQLite: one process owns the file, so its lock is this
+  process's alone, and the bot runs one worker on it.
+- **The cache** (`live`) is used only while it is current: on a shared database `load`
+  first asks for the chat's active game and version (`games.current`, one small query)
+  and loads the game again when they differ from the live copy's (or drops the live copy
+  when the chat has no active game any more). So a unit of work always starts from the
+  stored state, whichever worker saved it last, and `GameRepository.save` refusing a stale
+  version with `Conflict` stays a last resort. SQLite: the live copy is the truth between
+  saves, as before (no query per update). `peek` reads the stored game on a shared database.
+- **`running_games_of`** asks the database on a shared one (`games.running_with`); on
+  SQLite this process's live copies hold every running game.
+
+What is still this process's own, to be replaced for several workers:
+
 - **Timers** (deadlines, computer moves, table edits) are in-process tasks that look up
   the live record; several workers need them as rows with a due time, claimed by whichever
   worker is free. The deadlines themselves are already stored with each game.
-- **`chat_of_game`** and `running_games_of` read this process's memory first; several
-  workers must ask the database.
+- **`chat_of_game`** keeps game id -> chat id in memory once it knows it; only a chat's
+  migration (group to supergroup) on another worker changes it, and then a tap of the old
+  chat's game finds no game there until it is asked again.
+- **Delivery** (`Screens`, `Sender`) remembers what each message shows in this process
+  only: a worker that loads a game another one moved knows its messages by the ids stored
+  with the record, not by what they show.
 """
 
 from __future__ import annotations
@@ -37,7 +54,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -49,6 +65,7 @@ from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
 from bot.ops import games, logs
 from storage import (
+    ChatLocks,
     Conflict,
     DatabaseUnavailable,
     FinishedGame,
@@ -63,23 +80,6 @@ from storage import (
 logger = logging.getLogger(__name__)
 
 RELOAD_DELAYS: Final = (0.0, 1.0, 5.0, 15.0, 60.0)
-
-
-class ChatLocks:
-    """One `asyncio.Lock` per chat, kept only while a task holds it or waits for it: a bot
-    that has seen many chats keeps no lock for each of them."""
-
-    def __init__(self) -> None:
-        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
-
-    def __getitem__(self, chat_id: int) -> asyncio.Lock:
-        lock = self._locks.get(chat_id)
-        if lock is None:
-            lock = self._locks[chat_id] = asyncio.Lock()
-        return lock
-
-    def __len__(self) -> int:
-        return len(self._locks)
 
 
 @dataclass(slots=True)
@@ -159,14 +159,44 @@ class GameStore:
 
     # ---------------------------------------------------------------- units of work
 
+    @property
+    def shared(self) -> bool:
+        """Whether other workers use the database too (PostgreSQL): then the chat's lock is
+        also the database's, and a live copy is used only while it is the stored version."""
+        return self.db.shared
+
     @contextlib.asynccontextmanager
     async def for_chat(self, chat_id: int) -> AsyncIterator[Unit]:
-        """The chat's game under the chat's lock."""
+        """The chat's game under the chat's lock: on a shared database, held across every
+        worker, and the game as currently stored (the live copy if it is still the stored
+        version, else loaded again)."""
         with logs.ids(chat_id=chat_id):
-            async with self.locks[chat_id]:
+            async with self.locks[chat_id], self._db_lock(chat_id):
                 record = await self.load(chat_id)
                 with logs.ids(game_id=record.id if record is not None else None):
                     yield Unit(chat_id, record)
+
+    def _db_lock(self, chat_id: int) -> contextlib.AbstractAsyncContextManager[None]:
+        # SQLite: this process's lock is the whole lock (the database's would be one more).
+        return self.db.chat_lock(chat_id) if self.db.shared else contextlib.nullcontext()
+
+    @contextlib.asynccontextmanager
+    async def locked(self, *chat_ids: int) -> AsyncIterator[None]:
+        """The chats' locks for the block, without loading anything (callers that `load`
+        or use the live copy themselves): this process's, then, on a shared database, the
+        database's, each in the order given (callers that lock several chats keep to one
+        order)."""
+        if len(chat_ids) == 1 and not self.db.shared:
+            async with self.locks[chat_ids[0]]:
+                yield
+            return
+        async with contextlib.AsyncExitStack() as stack:
+            for chat_id in chat_ids:
+                await stack.enter_async_context(self.locks[chat_id])
+            if self.db.shared:
+                for chat_id in chat_ids:
+                    await stack.enter_async_context(self.db.chat_lock(chat_id))
+            yield
 
     @contextlib.asynccontextmanager
     async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
@@ -187,9 +217,15 @@ class GameStore:
     def live_records(self) -> list[GameRecord]:
         return list(self._live.values())
 
-    def running_games_of(self, person: Person) -> list[GameRecord]:
-        """The running games (in memory) in which this person has a seat."""
-        return [r for r in self._live.values() if r.status == "running" and seated(r, person)]
+    async def running_games_of(self, person: Person) -> list[GameRecord]:
+        """The running games in which this person has a seat, for reading (a unit of work
+        takes `for_chat` on the game's chat before changing it): on a shared database as
+        stored, whichever worker plays them; else this process's live copies, which hold
+        every running game."""
+        if not self.db.shared:
+            return [r for r in self._live.values() if r.status == "running" and seated(r, person)]
+        async with self.db.transaction(readonly=True) as tx:
+            return await tx.games.running_with(player_id=person.player_id)
 
     async def stored(self, chat_id: int) -> GameRecord | None:
         """The chat's lobby or running game as stored, or None."""
@@ -201,20 +237,45 @@ class GameStore:
 
     async def load(self, chat_id: int) -> GameRecord | None:
         """The chat's game, made the live copy if it came from the database (callers hold
-        the chat's lock)."""
+        the chat's lock). On a shared database the live copy is checked against the stored
+        version first (one small query): another worker may have saved or ended the game."""
+        if self.db.shared:
+            return await self._load_current(chat_id)
         record = self._live.get(chat_id)
         if record is None:
             record = await self.stored(chat_id)
             if record is not None:
-                self.remember(record)
-                for listener in self.loaded:
-                    listener(record)
+                self._loaded(record)
         return record
+
+    async def _load_current(self, chat_id: int) -> GameRecord | None:
+        live = self._live.get(chat_id)
+        current = await self.db.current_game(chat_id)
+        if live is not None and current == (live.id, live.version):
+            return live
+        stored = None if current is None else await self.stored(chat_id)
+        if live is not None:  # another worker saved it since, or ended it
+            self.forget(live)
+        if stored is not None:
+            self._loaded(stored)
+        return stored
+
+    def _loaded(self, record: GameRecord) -> None:
+        self.remember(record)
+        for listener in self.loaded:
+            listener(record)
+
+    async def checked(self, chat_id: int) -> GameRecord | None:
+        """The live copy for callers that hold the chat's lock (`locked`) and act only on a
+        game this worker has live: on a shared database as current as `load` makes it; else
+        this process's live copy or None, never loaded from the database."""
+        return await self.load(chat_id) if self.db.shared else self._live.get(chat_id)
 
     async def peek(self, chat_id: int) -> GameRecord | None:
         """The chat's game for reading only, without the chat's lock: it does not become
-        the live copy (only a locked `load` may put one in place)."""
-        record = self._live.get(chat_id)
+        the live copy (only a locked `load` may put one in place). On a shared database,
+        as stored (another worker may have changed it since this one's live copy)."""
+        record = None if self.db.shared else self._live.get(chat_id)
         return record if record is not None else await self.stored(chat_id)
 
     async def chat_of_game(self, game_id: int) -> int | None:
@@ -399,7 +460,7 @@ class GameStore:
         for attempt, delay in enumerate(self.reload_delays, 1):
             await asyncio.sleep(delay)
             try:
-                async with self.locks[chat_id]:
+                async with self.locked(chat_id):
                     if chat_id in self._live:
                         return  # an update of the chat has loaded it meanwhile
                     record = await self.load(chat_id)

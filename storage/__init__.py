@@ -8,7 +8,13 @@ async with Database.connect("sqlite:///data/durak.sqlite3") as db:
         record.version = await tx.games.save(record=record, expected_version=record.version)
 """
 
-from storage.database import QUICK_CHECK_SECONDS, Database, Transaction, check_database
+from storage.database import (
+    QUICK_CHECK_SECONDS,
+    ChatLocks,
+    Database,
+    Transaction,
+    check_database,
+)
 from storage.errors import (
     Conflict,
     DatabaseBusy,
@@ -56,6 +62,7 @@ __all__ = [
     "META_VERSION",
     "OVERALL_SCOPE",
     "QUICK_CHECK_SECONDS",
+    "ChatLocks",
     "ChatRepository",
     "ChatSettings",
     "Conflict",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -74,6 +75,23 @@ class Transaction:
         return moved
 
 
+class ChatLocks:
+    """One `asyncio.Lock` per chat, kept only while a task holds it or waits for it: a
+    process that has seen many chats keeps no lock for each of them."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def __getitem__(self, chat_id: int) -> asyncio.Lock:
+        lock = self._locks.get(chat_id)
+        if lock is None:
+            lock = self._locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+
 class Database:
     """One database, reached through one connection; transactions run one at a time.
 
@@ -100,6 +118,27 @@ class Database:
         # of each transaction that committed, from holding the database to the COMMIT's
         # outcome. Set by whoever measures (the bot's metrics); storage knows nothing of them.
         self.observer: Callable[[str, float], None] | None = None
+        self._chat_locks = ChatLocks()
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may use this database at the same time (PostgreSQL).
+        SQLite: no, one process owns the file (the bot runs one worker on it), so what this
+        process holds in memory and its own locks are the whole truth."""
+        return False
+
+    @asynccontextmanager
+    async def chat_lock(self, chat_id: int) -> AsyncIterator[None]:
+        """Hold the chat's lock for a unit of work (the block): of the workers on this
+        database, one at a time holds it. Take it before opening the block's transactions,
+        never inside one.
+
+        SQLite: one process owns the file, so this is this process's `asyncio.Lock` for the
+        chat and nothing more (`storage.postgres.PostgresDatabase.chat_lock` holds across
+        processes). Not reentrant: the same task taking the same chat again waits forever.
+        """
+        async with self._chat_locks[chat_id]:
+            yield
 
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
@@ -233,6 +272,12 @@ class Database:
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
+
+    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
+        """The id and version of the chat's game in the lobby or running (`games.current`),
+        or None; on PostgreSQL one statement, without a transaction around it."""
+        async with self.transaction(readonly=True) as tx:
+            return await tx.games.current(chat_id=chat_id)
 
     async def _send_saves(self) -> None:
         """Send the waiting one-statement saves, a batch per hold of the lock (a transaction

@@ -16,6 +16,15 @@ What SQLite's single writer gave for free, and how it holds here (READ COMMITTED
   of the overall scope read and written by one recorder at a time, locked in a fixed order);
 - a lock wait longer than ``busy_timeout`` (``lock_timeout``) or a deadlock is
   `DatabaseBusy`, a unique violation `Conflict`, another constraint `InvalidRecord`.
+
+Across workers, a unit of work holds its chat's lock (`PostgresDatabase.chat_lock`): a
+session advisory lock (``pg_advisory_lock``, keys of their own: `chat_lock_key`) on a
+connection of the pool that the task keeps for the block. Its transactions run on that same
+connection, so a task holding a chat's lock never waits for a second connection: however
+many updates run at once, the pool cannot be emptied by holders waiting for more of it. The
+lock ends with the block, or with the connection when its worker dies. It needs a session
+of its own on the server: a pooler in front of PostgreSQL (pgbouncer) must pool sessions,
+not transactions.
 """
 
 from __future__ import annotations
@@ -27,12 +36,13 @@ import logging
 import re
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
 
 import asyncpg
 
 from storage.backend import Backend, Params, Row
-from storage.database import Database, Transaction
+from storage.database import ChatLocks, Database, Transaction
 from storage.errors import (
     Conflict,
     DatabaseBusy,
@@ -51,6 +61,22 @@ logger = logging.getLogger(__name__)
 CONNECT_SECONDS = 10.0
 """How long opening the pool's first connection may take before the server counts as
 unreachable."""
+
+CHAT_LOCK_SPACE: Final = 0x43  # "C": the top byte of every chat's advisory lock key
+"""The chats' advisory lock keys carry this top byte; the named keys (`MIGRATION_LOCK`,
+`RESULTS_LOCK`, `SEND_LOCK`: "Durak" and a number, 48 bits) have 0 there, so none is ever
+a chat's."""
+
+_CHAT_BITS: Final = 56
+
+
+def chat_lock_key(chat_id: int) -> int:
+    """The advisory lock key of a chat (a signed 64-bit number): `CHAT_LOCK_SPACE` in the top
+    byte, the chat id (two's complement) in the 56 bits below it. Telegram's ids fit in 52
+    bits, so each chat has a key of its own."""
+    if not -(1 << (_CHAT_BITS - 1)) <= chat_id < 1 << (_CHAT_BITS - 1):
+        raise ValueError(f"chat id {chat_id} is out of range for a lock key")
+    return (CHAT_LOCK_SPACE << _CHAT_BITS) | (chat_id & ((1 << _CHAT_BITS) - 1))
 
 
 @functools.lru_cache(maxsize=512)
@@ -95,13 +121,38 @@ def _translate(error: BaseException, where: str) -> BaseException:
             where=where,
         )
     elif isinstance(error, OSError | asyncpg.PostgresConnectionError) or (
-        isinstance(error, asyncpg.InterfaceError) and "connection is closed" in message
-    ):
+        isinstance(error, asyncpg.InterfaceError)
+        and ("connection is closed" in message or "released back to the pool" in message)
+    ):  # the second: a connection the pool took back when it closed (a session held on)
         translated = DatabaseUnreachable(f"database {where}: {message}", where=where)
     else:
         return error
     translated.__cause__ = error
     return translated
+
+
+class _Connection(asyncpg.Connection):  # type: ignore[misc]
+    """asyncpg's connection, reset on its way back into the pool only as far as the bot
+    changes a session: the chat locks it held (`pg_advisory_unlock_all`). asyncpg's own
+    reset also closes cursors, stops listening and resets every setting, a round trip after
+    every transaction for what the bot never does (its settings are given when connecting);
+    an open transaction is rolled back whatever this says."""
+
+    __slots__ = ("_session_locks",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._session_locks = False
+
+    def holds_session_locks(self) -> None:
+        """A session advisory lock is (or may be) held: released when the pool takes it back."""
+        self._session_locks = True
+
+    def get_reset_query(self) -> str:
+        if self._session_locks:
+            self._session_locks = False
+            return "SELECT pg_advisory_unlock_all()"
+        return ""
 
 
 class PostgresBackend(Backend):
@@ -130,6 +181,14 @@ class PostgresBackend(Backend):
             if translated is error:
                 raise
             raise translated from error
+        except asyncpg.InternalClientError as error:
+            # The server ended the session while the connection sat idle (terminated, shut
+            # down) and asyncpg heard its last words before the socket closed: no use now.
+            self.terminate()
+            raise DatabaseUnreachable(
+                f"database {self.where}: the connection broke ({_reason(error)})",
+                where=self.where,
+            ) from error
 
     async def begin(self, *, write: bool) -> None:
         if self._open:
@@ -143,11 +202,32 @@ class PostgresBackend(Backend):
 
     async def rollback(self) -> None:
         self._open = False
-        if not self._conn.is_closed() and self._conn.is_in_transaction():
+        if self.in_transaction:
             await self._call("execute", "ROLLBACK")
 
     async def lock(self, key: int) -> None:
         await self._call("execute", "SELECT pg_advisory_xact_lock(?)", key)
+
+    async def lock_session(self, key: int) -> None:
+        """Hold advisory lock ``key`` until `unlock_session` or the connection's end (not
+        the transaction's); a wait past ``lock_timeout`` is `DatabaseBusy`."""
+        self._conn.holds_session_locks()  # even a wait cut short may have been granted
+        await self._call("execute", "SELECT pg_advisory_lock(?)", key)
+
+    async def unlock_session(self, key: int) -> None:
+        await self._call("execute", "SELECT pg_advisory_unlock(?)", key)
+
+    @property
+    def in_transaction(self) -> bool:
+        try:
+            return bool(not self._conn.is_closed() and self._conn.is_in_transaction())
+        except asyncpg.InterfaceError:  # closed, and taken back by the pool already
+            return False
+
+    def terminate(self) -> None:
+        """Drop the connection at once: the server ends its session and every lock of it."""
+        with contextlib.suppress(asyncpg.InterfaceError):  # gone already
+            self._conn.terminate()
 
     async def new_ids(self, table: str, count: int) -> list[int]:
         rows = await self._call(
@@ -209,6 +289,7 @@ class PostgresPool:
                 min_size=url.pool_min,
                 max_size=url.pool_max,
                 timeout=seconds,
+                connection_class=_Connection,
                 # Waiting longer than this for a row lock or an advisory lock: DatabaseBusy.
                 server_settings={"lock_timeout": str(url.busy_timeout_ms)},
                 # No cache of prepared statements across a pooler (pgbouncer) is needed: the
@@ -262,6 +343,14 @@ class PostgresPool:
         self._pool.terminate()  # a connection still busy after 10 s
 
 
+@dataclass(slots=True)
+class _Holding:
+    """A task's chat locks: the connection they are held on, and the chats."""
+
+    backend: PostgresBackend
+    chats: set[int] = field(default_factory=set)
+
+
 def _reason(error: BaseException) -> str:
     text = str(error).splitlines()[0] if str(error) else ""
     return text or type(error).__name__
@@ -280,6 +369,13 @@ class PostgresDatabase(Database):
         self.url = url
         self._closed = False
         self._owners: set[asyncio.Task[object]] = set()
+        self._chat_locks = ChatLocks()
+        self._holders: dict[asyncio.Task[object], _Holding] = {}  # task -> its lock connection
+
+    @property
+    def shared(self) -> bool:
+        """Other workers may use this database at the same time."""
+        return True
 
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> PostgresDatabase:
@@ -315,12 +411,76 @@ class PostgresDatabase(Database):
         return task
 
     @asynccontextmanager
+    async def chat_lock(self, chat_id: int) -> AsyncIterator[None]:
+        """Hold the chat's lock across every worker on this database for the block.
+
+        First this process's `asyncio.Lock` for the chat (so one process keeps at most one
+        connection per chat, waiting or holding), then a connection of the pool with the
+        chat's session advisory lock on it. Every transaction (and `save_game`) that this
+        task opens inside the block runs on that connection, so the holder never needs a
+        second one. A second chat locked inside the block (in a fixed order, as migrating a
+        chat does) takes its advisory lock on the same connection.
+
+        The lock is released when the block ends, and by the server when the connection
+        drops (a worker that died, a connection cut). Waiting longer than ``busy_timeout``
+        for it is `DatabaseBusy`; a server out of reach `DatabaseUnreachable`. Taking it
+        inside an open transaction, or the same chat twice in one task, is a RuntimeError.
+        """
+        task = self._enter()
+        if task is None:
+            raise RuntimeError("a chat's lock is held by a task; take it inside one")
+        held = self._holders.get(task)
+        if held is not None and chat_id in held.chats:
+            raise RuntimeError(f"this task holds the lock of chat {chat_id} already")
+        key = chat_lock_key(chat_id)
+        async with self._chat_locks[chat_id]:
+            if held is not None:  # another chat's lock, on the connection held already
+                await held.backend.lock_session(key)
+                held.chats.add(chat_id)
+                try:
+                    yield
+                finally:
+                    held.chats.discard(chat_id)
+                    await asyncio.shield(self._unlock(held.backend, key))
+                return
+            async with self._pool.connection() as backend:
+                # Released with the connection: the pool's reset runs pg_advisory_unlock_all
+                # (or drops a connection it cannot reset), so a lock that was granted while
+                # its wait was cancelled is not left behind either.
+                await backend.lock_session(key)
+                self._holders[task] = _Holding(backend, {chat_id})
+                try:
+                    yield
+                finally:
+                    del self._holders[task]
+
+    @staticmethod
+    async def _unlock(backend: PostgresBackend, key: int) -> None:
+        try:
+            await backend.unlock_session(key)
+        except Exception:
+            logger.warning("could not release a chat's lock: its connection is dropped")
+            backend.terminate()
+
+    @asynccontextmanager
+    async def _connection(
+        self, task: asyncio.Task[object] | None
+    ) -> AsyncIterator[PostgresBackend]:
+        """The connection of the task's chat lock, if it holds one; else one of the pool."""
+        held = self._holders.get(task) if task is not None else None
+        if held is not None:
+            yield held.backend
+            return
+        async with self._pool.connection() as backend:
+            yield backend
+
+    @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:
         task = self._enter()
         if task is not None:
             self._owners.add(task)
         try:
-            async with self._pool.connection() as backend:
+            async with self._connection(task) as backend:
                 session = Session(backend)
                 await backend.begin(write=not readonly)
                 try:
@@ -332,6 +492,11 @@ class PostgresDatabase(Database):
                     # one that ended the block, never the rollback's.
                     with contextlib.suppress(Exception):
                         await backend.rollback()
+                    if backend.in_transaction and task in self._holders:
+                        # A chat lock's connection that cannot be rolled back is no use to
+                        # the rest of the unit: dropped, its lock with it (and what the unit
+                        # does next fails, rather than running without the lock).
+                        backend.terminate()
                     raise
                 session.active = False
                 # In a task of its own, awaited to its end even by a caller cancelled
@@ -351,8 +516,8 @@ class PostgresDatabase(Database):
     async def save_game(self, record: GameRecord) -> int:
         """As `Database.save_game`: the usual move is one UPDATE that commits by itself (on
         a connection of the pool), anything else the full transaction."""
-        self._enter()
-        async with self._pool.connection() as backend:
+        task = self._enter()
+        async with self._connection(task) as backend:
             version = await GameRepository(Session(backend)).save_in_place(
                 record=record, expected_version=record.version
             )
@@ -360,6 +525,13 @@ class PostgresDatabase(Database):
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
+
+    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
+        """As `Database.current_game`: one statement (on the chat lock's connection, if the
+        task holds one), no BEGIN and COMMIT around it."""
+        task = self._enter()
+        async with self._connection(task) as backend:
+            return await GameRepository(Session(backend)).current(chat_id=chat_id)
 
     async def schema_version(self) -> int:
         async with self._pool.connection() as backend:

@@ -207,6 +207,33 @@ class GameRepository:
             raise NotFound(f"chat {chat_id} has no game in the lobby or running")
         return _game_record(row)
 
+    async def current(self, *, chat_id: int) -> tuple[int, int] | None:
+        """The id and version of the chat's game in the lobby or running, or None: one row
+        of the active-game index, for a worker to see whether its copy is still the stored
+        one before it loads the whole record."""
+        row = await self._s.fetchone(
+            "SELECT id, version FROM games WHERE chat_id = ? AND status IN ('lobby', 'running')",
+            (chat_id,),
+        )
+        return None if row is None else (int(row["id"]), int(row["version"]))
+
+    async def running_with(self, *, player_id: str) -> list[GameRecord]:
+        """The running games in which ``player_id`` has a seat, oldest first (a game this
+        code cannot load is left out with a warning, as in `all_active`)."""
+        # The seats live in the lobby's JSON: its text naming the id picks the candidates
+        # (one SQL for both databases), the seats themselves decide.
+        pattern = "%" + player_id.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
+        rows = await self._s.fetchall(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE status = 'running' "
+            "AND lobby LIKE ? ESCAPE '!' ORDER BY id",
+            (pattern,),
+        )
+        return [
+            record
+            for record in _loadable(rows)
+            if any(seat.player_id == player_id for seat in record.lobby.seats)
+        ]
+
     async def save_in_place(self, *, record: GameRecord, expected_version: int) -> int | None:
         """`save`'s usual case, in one statement: the game is at ``expected_version`` and
         keeps its chat and status. The new version; None, writing nothing, otherwise."""

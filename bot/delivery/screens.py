@@ -434,8 +434,8 @@ class Screens:
         a task of its own (the sender's callbacks must not wait)."""
 
         async def run() -> None:
-            async with self.store.locks[chat_id]:
-                record = self.store.live(chat_id)
+            async with self.store.locked(chat_id):
+                record = await self.store.checked(chat_id)
                 if record is not None and record.id == game_id:
                     await work(record)
 

@@ -41,7 +41,8 @@ class ChatRoom(Room):
         kit = self.kit
         if person is not None and chat_id == person.user_id:  # private: the person's games
             texts = []
-            for r in self.store.running_games_of(person):  # practice (this chat's own), groups
+            # practice (this chat's own), groups
+            for r in await self.store.running_games_of(person):
                 lang = kit.personal_language(person, r)
                 name = kit.t(lang, "practice-title") if r.meta.practice else title(r)
                 rules = render.rules_text(kit.tr, lang, r.rules, kit.turn_timeout(r))
@@ -236,7 +237,7 @@ class ChatRoom(Room):
         await self.out.show(person.user_id, query.message_id, menu)
         if not value:
             return
-        for record in self.store.running_games_of(person):
+        for record in await self.store.running_games_of(person):
             async with self.store.for_chat(record.chat_id) as unit:
                 if unit.record is not None and unit.record.status == "running":
                     await self._follow(unit.record, person, player.turn_alerts)
@@ -271,7 +272,7 @@ class ChatRoom(Room):
         if option == "n" and value:  # a choice of the private menu: forged here
             await self.out.answer(query, kit.t(person.language, "error-unknown-button"))
             return
-        async with self.store.locks[chat_id]:
+        async with self.store.locked(chat_id):
             # The chat's language and its leaderboard are the admins' alone; a lobby's opener
             # may set the rules of the game about to start.
             chat_wide = option in CHAT_WIDE_OPTIONS

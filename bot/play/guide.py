@@ -49,11 +49,11 @@ class Guide(Room):
             settings = await tx.chats.get(chat_id=chat_id)
         return self.kit.tr.normalize(settings.language or fallback_language), settings.rules
 
-    def _private_howto(self, person: Person) -> str:
+    async def _private_howto(self, person: Person) -> str:
         """How to play for a private chat: the rules of the person's running game (a group
         game first, named), else practice's."""
         lang = self.kit.tr.normalize(person.language)
-        games = sorted(self.store.running_games_of(person), key=lambda r: r.meta.practice)
+        games = sorted(await self.store.running_games_of(person), key=lambda r: r.meta.practice)
         if games and not games[0].meta.practice:
             record = games[0]
             lang = self.kit.personal_language(person, record)
@@ -74,7 +74,7 @@ class Guide(Room):
             lang, rules = await self.in_force(chat_id, person.language)
             text = render.howto(self.kit.tr, lang, rules)
         else:
-            text = self._private_howto(person)
+            text = await self._private_howto(person)
         await self.out.send(chat_id, render.Rendered(text), reply_to=message_id)
 
     # ---------------------------------------------------------------- buttons
@@ -86,7 +86,7 @@ class Guide(Room):
             await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
             return
         if chat_id == person.user_id:
-            text = self._private_howto(person)
+            text = await self._private_howto(person)
         else:
             lang, rules = await self.in_force(chat_id, person.language)
             text = render.howto(self.kit.tr, lang, rules)

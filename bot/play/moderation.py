@@ -68,7 +68,7 @@ class Moderation(Room):
     async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
         """A game command sent in the private chat, which has no game of its own, by someone
         playing in groups: say where it works. False if there is nothing to point to."""
-        games = self.store.running_games_of(person) if chat_id == person.user_id else []
+        games = await self.store.running_games_of(person) if chat_id == person.user_id else []
         for record in games:
             lang = self.kit.personal_language(person, record)
             text = self.kit.t(lang, "use-in-group", command=command, chat=title(record))
@@ -77,8 +77,11 @@ class Moderation(Room):
 
     async def cancel(self, *, chat_id: int, person: Person, message_id: int | None) -> None:
         """/cancel: the opener or an admin ends the lobby or game; no result is stored."""
-        if self.store.live(chat_id) is None and await self._point_to_groups(
-            chat_id, person, "/cancel"
+        private = chat_id == person.user_id  # its own game is practice, else point to groups
+        if (
+            private
+            and await self.store.peek(chat_id) is None
+            and await self._point_to_groups(chat_id, person, "/cancel")
         ):
             return
         async with self.store.for_chat(chat_id) as unit:
@@ -265,8 +268,7 @@ class Moderation(Room):
 
     async def migrate(self, *, old_chat_id: int, new_chat_id: int) -> None:
         """A group became a supergroup: its game moves with it."""
-        locks = self.store.locks
-        async with locks[old_chat_id], locks[new_chat_id]:
+        async with self.store.locked(old_chat_id, new_chat_id):
             await self.store.migrate(old_chat_id, new_chat_id)
             self.screens.forget_chat(old_chat_id)
             self.computers.cancel(old_chat_id)  # it would look for the game in the old chat

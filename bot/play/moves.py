@@ -127,7 +127,7 @@ class Moves(Room):
         """Callback data the bot never made (forged, or from a much older version): nothing
         changes; a player of a running game is answered "out of date" and gets the current
         keyboard, anyone else "unknown button"."""
-        for peeked in self.store.running_games_of(person):
+        for peeked in await self.store.running_games_of(person):
             async with self.store.for_chat(peeked.chat_id) as unit:
                 record = unit.record
                 if record is None or record.game is None or record.status != "running":
@@ -156,7 +156,7 @@ class Moves(Room):
         records = (
             [r for r in (await self.store.peek(chat_id),) if r is not None]
             if chat_id is not None
-            else self.store.running_games_of(person)
+            else await self.store.running_games_of(person)
         )
         records.sort(key=lambda r: r.game is not None and pid in r.game.to_act)
         sent = False

@@ -77,15 +77,18 @@ class Welcome(Room):
         await self.out.send(
             person.user_id, render.Rendered(kit.t(player.language, "welcome"), keyboard)
         )
-        for record in self.store.live_records():
-            if record.status == "running" and person.player_id in record.meta.blocked:
-                async with self.store.locks[record.chat_id]:
-                    blocked = record.meta.blocked
+        for peeked in await self.store.running_games_of(person):
+            if person.player_id in peeked.meta.blocked:
+                async with self.store.locked(peeked.chat_id):
+                    record = await self.store.checked(peeked.chat_id)
                     if (
-                        self.store.live(record.chat_id) is not record
-                        or person.player_id not in blocked
+                        record is None
+                        or record.id != peeked.id
+                        or record.status != "running"
+                        or person.player_id not in record.meta.blocked
                     ):
                         continue  # changed while waiting for the lock
+                    blocked = record.meta.blocked
                     blocked.remove(person.player_id)
                     self.screens.drop_hand(record, person.player_id)
                     await self.store.save(record)
