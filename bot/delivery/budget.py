@@ -15,6 +15,7 @@ again, may use only the rest.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from dataclasses import dataclass
 from typing import Final
@@ -99,6 +100,17 @@ class Budgets:
         self._calls(chat_id).times.append(now)
         self._bot.times.append(now)
         self._bot_pace.times.append(now)
+
+    def answered(self, chat_id: int, at: float, now: float) -> None:
+        """The call to `chat_id` noted `at` was answered `now`: in the chat's window it
+        counts from now. Telegram counted it when it arrived, somewhere in between; with the
+        event loop late (a busy process), a call can arrive well after it was noted, and a
+        window the bot sees as free would not be, for Telegram. (The bot's own window keeps
+        the start: there its pace counts, and `SLACK` covers the round trip.)"""
+        times = self._calls(chat_id).times
+        if now > at and at in times:
+            times.remove(at)
+            bisect.insort(times, now)
 
     def unnote(self, chat_id: int, at: float) -> None:
         """The call noted `at` did not go after all (the send ledger refused it)."""

@@ -127,8 +127,9 @@ class Outbox:
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
 
-    async def _admit(self, chat_id: int) -> None:
-        """Wait until the chat's budget (and the bot's) allows one more call, then count it."""
+    async def _admit(self, chat_id: int) -> float:
+        """Wait until the chat's budget (and the bot's) allows one more call, then count it;
+        when it was counted."""
         budgets, timing = self.budgets, self.timing
         while True:
             now = timing.now()
@@ -139,7 +140,7 @@ class Outbox:
                 at = now + wait
             if at <= now:
                 budgets.note(chat_id, now)
-                return
+                return now
             await self.sleep(at - now)
 
     def answered(self, query: Tap) -> bool:
@@ -165,8 +166,9 @@ class Outbox:
         """
         chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
+            noted = None
             if isinstance(chat_id, int) and (attempt or not budgeted):
-                await self._admit(chat_id)
+                noted = await self._admit(chat_id)
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
@@ -178,6 +180,9 @@ class Outbox:
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
                 logger.info("%s: rate limited, trying again in %s s", method, wait)
+            finally:
+                if noted is not None and isinstance(chat_id, int):  # counted from its answer
+                    self.budgets.answered(chat_id, noted, self.timing.now())
         raise AssertionError("unreachable")
 
     async def send(

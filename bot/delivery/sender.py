@@ -426,7 +426,10 @@ class Sender:
                 slot.not_before = self.timing.now() + wait
                 self._want(slot)
                 return
-        await self._send(slot, now)
+        try:
+            await self._send(slot, now)
+        finally:
+            self.budgets.answered(slot.chat_id, now, self.timing.now())
 
     async def _send(self, slot: Slot, now: float) -> None:
         content, tag = slot.content, slot.tag
