@@ -214,15 +214,19 @@ class Deadlines(Room):
                 if record.deadline is not None and record.deadline <= now:
                     await self._expire_record(record)
                     return "expired"
+                # A computer the game waits for moves before any warning: the computer's time
+                # is due, or only the warning's, which comes later in any sensible setting
+                # (COMPUTER_DELAY is less than half a turn): then it moves a little early, and
+                # its move starts a new turn with a new deadline anyway.
+                if computer_to_move(record) is not None:
+                    await self.computers.move_due(record)
+                    return "computer"
                 if self._warn_due(record, now):
                     record.meta.warned = True  # stored first: no other worker warns again
                     await self.store.save(record)
                     with contextlib.suppress(Exception):  # a courtesy: never retried
                         await self._warn(record)
                     return "warned"
-                if computer_to_move(record) is not None:
-                    await self.computers.move_due(record)
-                    return "computer"
                 # Due by its stored time, yet nothing is (it was stored by an older release,
                 # say): its time is stored again, as this process reckons it.
                 await self.store.save_quietly(record)

@@ -151,6 +151,7 @@ async def test_a_computer_move_left_due_by_a_worker_that_is_gone_is_made_by_anot
         if any(p.startswith("cpu-") for p in stored.game.to_act):
             break
         await a.tap_random(solo, rng)
+    assert stored.game is not None
     moves = stored.game.move_number
     await workers.gone(a)
     workers.clock.advance(10)
