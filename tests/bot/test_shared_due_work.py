@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from bot.app import lead
+from bot.play.deadlines import DEADLINE_RETRY as LEASE
 from storage import Database, GameRecord
 from tests import postgres
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
@@ -99,6 +100,28 @@ async def test_a_deadline_left_by_a_worker_that_is_gone_fires_once_on_another(
     await workers.run_due()  # nothing more is due: the next deadline is a minute away
     assert (await workers.stored(group.id)).version == stored.version
     assert b.rooms.store.live(group.id) is not None  # B goes on with the game
+
+
+async def test_a_deadline_claimed_by_a_worker_that_died_is_done_after_its_lease(
+    workers: Workers,
+) -> None:
+    b = await workers.start()
+    alice, bob = b.user(1, "Alice"), b.user(2, "Bob")
+    group = b.fake.group(-8105, "Club", admins={alice})
+    await b.open_game(group, [alice, bob])
+    workers.clock.advance(61)
+    async with Database.connect(workers.url) as db, db.transaction() as tx:  # claimed, then
+        now = workers.clock()  # the worker died before it handled the claim
+        assert [c for c, _ in await tx.games.claim_due(now=now, until=now + LEASE, limit=9)] == [
+            group.id
+        ]
+    await workers.run_due()
+    assert (await workers.stored(group.id)).timeouts == {}  # the claim holds for its lease
+    workers.clock.advance(LEASE.total_seconds())
+    await workers.run_due()
+    stored = await workers.stored(group.id)
+    assert stored.game is not None and stored.game.move_number == 1
+    assert timeouts_logged(stored) == 1
 
 
 async def test_with_two_workers_running_a_deadline_fires_once(workers: Workers) -> None:
