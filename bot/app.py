@@ -78,6 +78,7 @@ WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request repo
 TIMING_KEY = "timing"  # the sender's clock (tests: a virtual one)
 LEADER_KEY = "leader"  # shared database: the task that keeps or takes the lead
 LEADING_KEY = "leading"  # whether this worker leads now (`lead`)
+ON_LEAD_KEY = "on_lead"  # more start-up work of the leader's (the webhook's registration)
 LEAD_SECONDS = 5.0  # shared database: how often a follower tries to take the lead
 
 
@@ -204,7 +205,14 @@ async def lead(application: Application) -> bool:  # type: ignore[type-arg]
         await register_commands(rooms.kit.out, application.bot_data["translator"])
         resumed = await rooms.start()
         logger.info("resumed %d games", resumed)
+        for work in application.bot_data.get(ON_LEAD_KEY, ()):
+            await work()
     return leading
+
+
+def leading(application: Application) -> bool:  # type: ignore[type-arg]
+    """Whether this worker leads now (as `lead` last found; SQLite: always)."""
+    return bool(application.bot_data.get(LEADING_KEY, False))
 
 
 async def keep_leading(application: Application) -> None:  # type: ignore[type-arg]
