@@ -135,6 +135,11 @@ async def test_with_two_workers_running_a_deadline_fires_once(workers: Workers) 
     stored = await workers.stored(group.id)
     assert stored.game is not None and stored.game.move_number == 1
     assert timeouts_logged(stored) == 1 and sum(stored.timeouts.values()) == 1
+    workers.clock.advance(61)  # the next turn's deadline, whichever worker moved last
+    await workers.run_due()
+    stored = await workers.stored(group.id)
+    assert stored.game is not None and stored.game.move_number == 2
+    assert timeouts_logged(stored) == 2
 
 
 async def test_half_time_warns_once_with_two_workers_running(workers: Workers) -> None:
