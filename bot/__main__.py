@@ -98,7 +98,15 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
     the database closed) whatever else arrives meanwhile (`make run` under a service manager
     gets every signal twice); a signal during the start unwinds it where it is.
     """
-    from bot.app import DATABASE_KEY, WATCH_KEY, open_database, start_services, stop_services
+    from bot.app import (
+        DATABASE_KEY,
+        ON_LEAD_KEY,
+        WATCH_KEY,
+        leading,
+        open_database,
+        start_services,
+        stop_services,
+    )
     from bot.ops.health import Health, HealthServer
     from bot.telegram.polling import polling_errors
     from bot.telegram.webhook import Webhook, WebhookServer
@@ -159,7 +167,11 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 await start_services(application)
                 if hook is not None:
                     await hook.start()  # listening before Telegram is told where to post
-                    await hook.webhook.register()
+                    # By the leader only (Telegram takes one setWebhook a second), and by
+                    # whichever worker takes the lead later (`bot.app.lead`).
+                    application.bot_data[ON_LEAD_KEY] = [hook.webhook.register]
+                    if leading(application):
+                        await hook.webhook.register()
                     mode = (
                         f"webhook {settings.webhook_path} on {settings.webhook_listen}:{hook.port}"
                     )

@@ -5,7 +5,9 @@ start-up/shut-down hooks. `open_database` checks the database file and opens it 
 bot` does so before it contacts Telegram). `start_services` (the `post_init` hook, called by
 `bot.__main__.serve` and by tests) opens the database if that was not done, registers the
 command menus, resumes every stored game and starts the deadline scheduler (and points the
-metrics of `bot.ops.metrics` at the database and the games);
+metrics of `bot.ops.metrics` at the database and the games). On a shared database (several
+workers on one PostgreSQL) only the leader (`lead`) registers the menus and resumes the games;
+a follower takes the lead when the leader is gone (`keep_leading`), and does both then;
 `stop_services` (the `post_stop` hook, before the HTTP client closes) stops the scheduler,
 publishes pending table edits and closes the database.
 """
@@ -36,7 +38,14 @@ from bot.telegram import bot_username
 from bot.telegram.handlers import ROOMS_KEY, register
 from bot.telegram.polling import PollingWatch
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from storage import QUICK_CHECK_SECONDS, Database, check_database, parse_database_url, utcnow
+from storage import (
+    QUICK_CHECK_SECONDS,
+    Database,
+    StorageError,
+    check_database,
+    parse_database_url,
+    utcnow,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +76,10 @@ SCHEDULER_KEY = "scheduler"
 DATABASE_KEY = "database"  # the open database, from open_database until stop_services
 WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to
 TIMING_KEY = "timing"  # the sender's clock (tests: a virtual one)
+LEADER_KEY = "leader"  # shared database: the task that keeps or takes the lead
+LEADING_KEY = "leading"  # whether this worker leads now (`lead`)
+ON_LEAD_KEY = "on_lead"  # more start-up work of the leader's (the webhook's registration)
+LEAD_SECONDS = 5.0  # shared database: how often a follower tries to take the lead
 
 
 def limits(settings: Settings) -> Limits:
@@ -164,21 +177,65 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     rooms = Rooms(kit)
     application.bot_data[ROOMS_KEY] = rooms
     metrics.watch_games(lambda: games.census(rooms.store.live_records()))
-    await register_commands(out, tr)
-    resumed = await rooms.start()
-    logger.info("resumed %d games", resumed)
+    if not await lead(application):
+        logger.info("another worker leads: it set the command menus and showed the games")
     application.bot_data[SCHEDULER_KEY] = asyncio.create_task(rooms.deadlines.run_scheduler())
+    if db.shared:  # a follower takes over when the leader is gone
+        application.bot_data[LEADER_KEY] = asyncio.create_task(keep_leading(application))
     gc.freeze()  # start-up objects live forever: keep them out of full collections
+
+
+async def lead(application: Application) -> bool:  # type: ignore[type-arg]
+    """Whether this worker leads the workers on its database (SQLite: it is the only one;
+    PostgreSQL: it holds the leader's lock, `Database.try_lead`). A worker that has just
+    become the leader registers the command menus and shows every stored game again (what
+    a leader that died had still to send was lost with it); the others do neither: one
+    worker's start-up is not every worker's, and Telegram hears the menus once."""
+    rooms: Rooms = application.bot_data[ROOMS_KEY]
+    was = application.bot_data.get(LEADING_KEY, False)
+    try:
+        leading = await rooms.kit.db.try_lead()
+    except StorageError as exc:
+        logger.info("could not tell whether this worker leads: %s", exc)
+        leading = False
+    application.bot_data[LEADING_KEY] = leading
+    if leading and not was:
+        if rooms.kit.db.shared:
+            logger.info("this worker leads: it sets the command menus and shows the games")
+        await register_commands(rooms.kit.out, application.bot_data["translator"])
+        resumed = await rooms.start()
+        logger.info("resumed %d games", resumed)
+        for work in application.bot_data.get(ON_LEAD_KEY, ()):
+            await work()
+    return leading
+
+
+def leading(application: Application) -> bool:  # type: ignore[type-arg]
+    """Whether this worker leads now (as `lead` last found; SQLite: always)."""
+    return bool(application.bot_data.get(LEADING_KEY, False))
+
+
+async def keep_leading(application: Application) -> None:  # type: ignore[type-arg]
+    """Shared database: every `LEAD_SECONDS`, the leader checks it still holds its lock and
+    a follower tries to take it (the leader stopped or died). Runs until cancelled."""
+    while True:
+        await asyncio.sleep(LEAD_SECONDS)
+        try:
+            await lead(application)
+        except Exception:
+            logger.exception("taking the lead failed; tried again later")
 
 
 async def stop_services(application: Application) -> None:  # type: ignore[type-arg]
     """Stop the scheduler and computer players, publish pending table edits, close the
     database. Idempotent."""
-    task: asyncio.Task[Any] | None = application.bot_data.pop(SCHEDULER_KEY, None)
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    for key in (LEADER_KEY, SCHEDULER_KEY):
+        task: asyncio.Task[Any] | None = application.bot_data.pop(key, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    application.bot_data.pop(LEADING_KEY, None)
     rooms: Rooms | None = application.bot_data.pop(ROOMS_KEY, None)
     db: Database | None = application.bot_data.pop(DATABASE_KEY, None)
     if rooms is not None:

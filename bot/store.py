@@ -35,12 +35,16 @@ Several workers on one database (PostgreSQL: `Database.shared`), and what holds 
   saves, as before (no query per update). `peek` reads the stored game on a shared database.
 - **`running_games_of`** asks the database on a shared one (`games.running_with`); on
   SQLite this process's live copies hold every running game.
+- **Timers**: deadlines, half-time warnings and computer moves are stored with each save as
+  the game's due time (`due_of`, `GameRecord.due_at`); on a shared database any worker's
+  scheduler claims what is due (`bot.play.deadlines`), on SQLite they stay in-process
+  tasks that look up the live record.
 
 What is still this process's own, to be replaced for several workers:
 
-- **Timers** (deadlines, computer moves, table edits) are in-process tasks that look up
-  the live record; several workers need them as rows with a due time, claimed by whichever
-  worker is free. The deadlines themselves are already stored with each game.
+- **Table edits** wait in this process's memory (`Screens`): a worker that dies loses the
+  edits it had pending (the game's next move edits its table again; a worker that takes
+  the lead shows every game again).
 - **`chat_of_game`** keeps game id -> chat id in memory once it knows it; only a chat's
   migration (group to supergroup) on another worker changes it, and then a tap of the old
   chat's game finds no game there until it is asked again.
@@ -56,7 +60,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import handling
@@ -156,6 +160,9 @@ class GameStore:
         self.loaded: list[Callable[[GameRecord], None]] = []  # made live from the database
         self.forgotten: list[Callable[[GameRecord], None]] = []  # a record no longer live
         self.show_again: Callable[[GameRecord], Awaitable[None]] | None = None  # reloaded
+        # When the bot next has work on a record without an update, set before each write
+        # (`GameRecord.due_at`: how workers on a shared database find what is due).
+        self.due_of: Callable[[GameRecord], datetime | None] | None = None
 
     # ---------------------------------------------------------------- units of work
 
@@ -300,6 +307,8 @@ class GameStore:
     async def create(self, record: GameRecord) -> GameRecord:
         """Store a new lobby (or practice game) and make it the chat's live record."""
         update = handling.pending()  # webhook mode: the update's id goes with its change
+        if self.due_of is not None:
+            record.due_at = self.due_of(record)
         try:
             async with self.db.transaction() as tx:
                 record = await tx.games.create(record=record)
@@ -364,6 +373,8 @@ class GameStore:
         # Webhook mode: the update being handled is stored as handled with its first save
         # (not with message ids only), so that a redelivery of it is not applied twice.
         update = None if quiet else handling.pending()
+        if self.due_of is not None:
+            record.due_at = self.due_of(record)
         try:
             if result is None and update is None:  # one statement (see `Database.save_game`)
                 record.version = await self.db.save_game(record)

@@ -140,6 +140,11 @@ class Database:
         async with self._chat_locks[chat_id]:
             yield
 
+    async def try_lead(self) -> bool:
+        """Whether this process leads the workers on this database (the one that re-renders
+        stored games and sets the command menus at start-up). SQLite: always, it is alone."""
+        return True
+
     @classmethod
     async def open(cls, url: str | DatabaseURL) -> Database:
         parsed = parse_database_url(url) if isinstance(url, str) else url

@@ -58,14 +58,17 @@ from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
 
+LEAD_LOCK = 0x44_75_72_61_6B_03
+"""Session advisory lock key of the leading worker (`PostgresDatabase.try_lead`)."""
+
 CONNECT_SECONDS = 10.0
 """How long opening the pool's first connection may take before the server counts as
 unreachable."""
 
 CHAT_LOCK_SPACE: Final = 0x43  # "C": the top byte of every chat's advisory lock key
 """The chats' advisory lock keys carry this top byte; the named keys (`MIGRATION_LOCK`,
-`RESULTS_LOCK`, `SEND_LOCK`: "Durak" and a number, 48 bits) have 0 there, so none is ever
-a chat's."""
+`RESULTS_LOCK`, `SEND_LOCK`, `LEAD_LOCK`: "Durak" and a number, 48 bits) have 0 there, so
+none is ever a chat's."""
 
 _CHAT_BITS: Final = 56
 
@@ -371,6 +374,7 @@ class PostgresDatabase(Database):
         self._owners: set[asyncio.Task[object]] = set()
         self._chat_locks = ChatLocks()
         self._holders: dict[asyncio.Task[object], _Holding] = {}  # task -> its lock connection
+        self._leading: Any = None  # the connection holding LEAD_LOCK, once it got it
 
     @property
     def shared(self) -> bool:
@@ -400,7 +404,47 @@ class PostgresDatabase(Database):
         if self._closed:
             return
         self._closed = True
+        await self._stop_leading()
         await self._pool.close()
+
+    async def try_lead(self) -> bool:
+        """Whether this process holds the leader's lock (``LEAD_LOCK``, a session advisory
+        lock on a connection of its own, outside the pool, kept until `close`): taken if
+        no other process holds it. A leader whose connection broke (the lock went with it)
+        tries to take it again. Errors are the storage layer's, as for a transaction."""
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        connection = self._leading
+        try:
+            if connection is not None and not connection.is_closed():
+                await connection.fetchval("SELECT 1")  # still there: still the leader
+                return True
+            self._leading = None
+            connection = await asyncpg.connect(self.url.dsn, timeout=CONNECT_SECONDS)
+            try:
+                took = await connection.fetchval("SELECT pg_try_advisory_lock($1)", LEAD_LOCK)
+            except BaseException:
+                await connection.close()
+                raise
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+            await self._stop_leading()
+            translated = _translate(error, str(self.url))
+            if translated is error:
+                raise DatabaseUnreachable(
+                    f"database {self.url}: {_reason(error)}", where=str(self.url)
+                ) from error
+            raise translated from error
+        if not took:
+            await connection.close()
+            return False
+        self._leading = connection
+        return True
+
+    async def _stop_leading(self) -> None:
+        connection, self._leading = self._leading, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.close(timeout=5)  # the session's lock goes with it
 
     def _enter(self) -> asyncio.Task[object] | None:
         task = asyncio.current_task()

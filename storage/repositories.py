@@ -97,7 +97,7 @@ class Session:
 
 _GAME_COLUMNS = (
     "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
-    "deadline_us, timeouts, created_us, started_us, meta, version"
+    "deadline_us, timeouts, created_us, started_us, meta, version, due_us"
 )
 
 
@@ -118,6 +118,7 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         to_us(record.created_at),
         to_us_or_none(record.started_at),
         dumps(record.meta.to_json()),
+        to_us_or_none(record.due_at),
     )
 
 
@@ -141,6 +142,7 @@ def _game_record(row: Row) -> GameRecord:
         started_at=from_us_or_none(row["started_us"]),
         meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
+        due_at=from_us_or_none(row["due_us"]),
     )
 
 
@@ -178,7 +180,8 @@ class GameRepository:
             row = await self._s.fetchone(
                 "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
                 "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
-                "meta, updated_us, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                "meta, due_us, updated_us, version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                 "RETURNING id",
                 (*values, to_us(utcnow())),
             )
@@ -245,7 +248,8 @@ class GameRepository:
         row = await self._s.fetchone(
             "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
             "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
+            "created_us = ?, started_us = ?, meta = ?, due_us = ?, updated_us = ?, "
+            "version = version + 1 "
             "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
             (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status),
         )
@@ -276,8 +280,9 @@ class GameRepository:
             row = await self._s.fetchone(
                 "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
                 "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
-                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, updated_us = ?, "
-                "version = version + 1 WHERE id = ? AND version = ? RETURNING version",
+                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, due_us = ?, "
+                "updated_us = ?, version = version + 1 WHERE id = ? AND version = ? "
+                "RETURNING version",
                 (chat_id, status, *rest, now, record.id, expected_version),
             )
         except Conflict as error:
@@ -344,6 +349,37 @@ class GameRepository:
                 f"chats {old_chat_id} and {new_chat_id} both have a game in the lobby or running"
             ) from error
         return len(rows)
+
+    async def claim_due(
+        self, *, now: datetime, until: datetime, limit: int
+    ) -> list[tuple[int, int]]:
+        """Claim up to ``limit`` lobbies and running games due at ``now`` (``due_at``), the
+        earliest first: each one's due time becomes ``until``, a lease (a worker that dies
+        with its claim leaves the game due again then); its version stays, so that copies of
+        it are not made stale. Returns each claimed game's chat id and version.
+
+        Of two transactions claiming at once, each game goes to one: on PostgreSQL a row the
+        other holds is skipped (``FOR UPDATE SKIP LOCKED``), and the outer condition is
+        checked again on a row changed meanwhile; SQLite's writer is alone anyway.
+        """
+        skip = " FOR UPDATE SKIP LOCKED" if self._s.dialect == "postgresql" else ""
+        due = to_us(now)
+        rows = await self._s.fetchall(
+            "UPDATE games SET due_us = ? WHERE id IN (SELECT id FROM games "
+            "WHERE status IN ('lobby', 'running') AND due_us IS NOT NULL AND due_us <= ? "
+            f"ORDER BY due_us LIMIT ?{skip}) AND due_us <= ? RETURNING chat_id, version",
+            (to_us(until), due, limit, due),
+        )
+        return [(int(row["chat_id"]), int(row["version"])) for row in rows]
+
+    async def next_due(self) -> datetime | None:
+        """The earliest ``due_at`` of the lobbies and running games (claimed ones at their
+        lease's end), or None."""
+        row = await self._s.fetchone(
+            "SELECT MIN(due_us) AS due FROM games "
+            "WHERE status IN ('lobby', 'running') AND due_us IS NOT NULL"
+        )
+        return None if row is None or row["due"] is None else from_us(int(row["due"]))
 
 
 # --------------------------------------------------------------------------------- players

@@ -51,6 +51,7 @@ class Rooms:
         store.loaded.append(deadlines.wake_if_earlier)
         store.forgotten += [screens.forget, deadlines.forget]
         store.show_again = deadlines.show_again
+        store.due_of = deadlines.due_of
         screens.bot_gone = moderation.bot_gone
 
     async def start(self) -> int:
