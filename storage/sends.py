@@ -98,6 +98,15 @@ class SendRepository:
             )
         return waits
 
+    async def answered(self, calls: list[tuple[int, float, float]]) -> None:
+        """Each (chat id, claimed at, answered at): that call counts in its chat's window
+        from its answer (the bot's own window keeps the claim: its pace)."""
+        if calls:
+            await self._s.executemany(
+                "UPDATE send_calls SET at = ? WHERE chat_id = ? AND at = ?",
+                [(answered, chat_id, claimed) for chat_id, claimed, answered in calls],
+            )
+
     async def pause(self, *, chat_id: int, until: float) -> None:
         """Telegram answered 429 for this chat: no worker sends into it before `until`."""
         await self._s.execute(

@@ -20,6 +20,7 @@ import asyncio
 import contextvars
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from bot.delivery.budget import SLACK, Limits
@@ -44,6 +45,10 @@ class Ledger:
         # thousand calls a second, and hundreds of them at once would hold every connection
         # of the pool while they wait for `SEND_LOCK`, leaving none for the games' saves.
         self._queue: list[tuple[int, bool, asyncio.Future[float]]] = []
+        # Calls answered since: each moved in the ledger from its claim to its answer, in
+        # the next transaction (see `answered`).
+        self._answers: list[tuple[int, float, float]] = []
+        self._claimed: dict[int, deque[float]] = {}  # chat -> times of its claims, oldest first
         self._claiming: asyncio.Task[None] | None = None
         self.transactions = 0  # claiming transactions so far (the benchmark prints it)
 
@@ -54,10 +59,28 @@ class Ledger:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[float] = loop.create_future()
         self._queue.append((chat_id, once, answer))
+        self._run()
+        return await answer
+
+    def answered(self, chat_id: int) -> None:
+        """A call this worker claimed into `chat_id` (the oldest not yet answered) got its
+        answer: in the ledger it counts from now. Telegram counted it when it arrived, which
+        from a busy process can be well after its claim; counted from the claim, a window
+        another worker sees as free would not be, for Telegram (as `Budgets.answered`)."""
+        claimed = self._claimed.get(chat_id)
+        if not claimed:
+            return
+        at = claimed.popleft()
+        if not claimed:
+            del self._claimed[chat_id]
+        self._answers.append((chat_id, at, self.clock()))
+        self._run()
+
+    def _run(self) -> None:
         if self._claiming is None or self._claiming.done():
             # In a context of its own: the claims belong to no update.
+            loop = asyncio.get_running_loop()
             self._claiming = loop.create_task(self._claim_queued(), context=contextvars.Context())
-        return await answer
 
     def _window(self, chat_id: int, once: bool) -> SendWindow:
         limits = self.limits
@@ -67,12 +90,15 @@ class Ledger:
 
     async def _claim_queued(self) -> None:
         bot = SendWindow(self.limits.bot.count, self.limits.bot.seconds + SLACK)
-        while self._queue:
+        while self._queue or self._answers:
             batch, self._queue = self._queue, []
+            answers, self._answers = self._answers, []
             claims = [(chat_id, self._window(chat_id, once)) for chat_id, once, _ in batch]
+            now = self.clock()
             try:
                 async with self.db.transaction() as tx:
-                    waits = await tx.sends.claim_many(claims, bot=bot, now=self.clock())
+                    await tx.sends.answered(answers)
+                    waits = await tx.sends.claim_many(claims, bot=bot, now=now) if claims else []
                 self.transactions += 1
             except StorageError as exc:
                 self._trouble(exc)
@@ -84,7 +110,9 @@ class Ledger:
                 raise
             else:
                 self._ok()
-            for (_, _, answer), wait in zip(batch, waits, strict=True):
+            for (chat_id, _, answer), wait in zip(batch, waits, strict=True):
+                if wait == 0.0:
+                    self._claimed.setdefault(chat_id, deque()).append(now)
                 if not answer.done():  # (a caller cancelled meanwhile: its call is counted)
                     answer.set_result(wait)
 

@@ -183,6 +183,8 @@ class Outbox:
             finally:
                 if noted is not None and isinstance(chat_id, int):  # counted from its answer
                     self.budgets.answered(chat_id, noted, self.timing.now())
+                    if self.ledger is not None:
+                        self.ledger.answered(chat_id)
         raise AssertionError("unreachable")
 
     async def send(

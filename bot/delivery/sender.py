@@ -413,6 +413,7 @@ class Sender:
         """Send the slot, once the send ledger (several workers) agrees; if it says wait,
         the slot waits that long, its call not counted, and the chat may take another."""
         ledger = self.out.ledger
+        slot_claimed = ledger is not None and slot.content is not None
         if ledger is not None and slot.content is not None:
             try:
                 wait = await ledger.claim(slot.chat_id, once=slot.kept)
@@ -430,6 +431,8 @@ class Sender:
             await self._send(slot, now)
         finally:
             self.budgets.answered(slot.chat_id, now, self.timing.now())
+            if ledger is not None and slot_claimed:
+                ledger.answered(slot.chat_id)
 
     async def _send(self, slot: Slot, now: float) -> None:
         content, tag = slot.content, slot.tag

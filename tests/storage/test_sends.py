@@ -86,3 +86,14 @@ async def test_the_ledger_claims_many_calls_at_once_in_a_few_transactions(db: Da
     waits = await asyncio.gather(*(ledger.claim(1000 + n % 20) for n in range(100)))
     assert sum(1 for wait in waits if wait == 0.0) == 20 * 3  # three per chat, no more
     assert ledger.transactions <= 3
+
+
+async def test_a_call_counts_from_its_answer_once_the_worker_says_so(db: Database) -> None:
+    """A worker's call can reach Telegram well after its claim (a busy process): once its
+    answer came, it counts in the chat's window from then, for every worker."""
+    assert [await claim(db, 7, 100.0 + n * 0.1) for n in range(3)] == [0.0, 0.0, 0.0]
+    async with db.transaction() as tx:
+        await tx.sends.answered([(7, 100.0, 100.9)])
+    assert await claim(db, 7, 103.15) == 0.0  # the second has left the window
+    assert await claim(db, 7, 103.21) == 0.0  # the third too
+    assert await claim(db, 7, 103.22) == pytest.approx(0.68)  # the first counts until 103.9
