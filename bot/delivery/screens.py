@@ -22,7 +22,7 @@ the chat's lock (`GameStore.save_quietly`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -178,7 +178,14 @@ class Screens:
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
-                self._store(chat_id, game_id, lambda r: _set_lobby(r, delivered.message_id))
+                self._store_new(
+                    chat_id,
+                    game_id,
+                    lobby_key(game_id),
+                    delivered,
+                    lambda r: r.lobby.message_id,
+                    _set_lobby,
+                )
 
         self.sender.put(
             lobby_key(game_id),
@@ -219,7 +226,14 @@ class Screens:
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
-                self._store(chat_id, game_id, lambda r: _set_table(r, delivered.message_id))
+                self._store_new(
+                    chat_id,
+                    game_id,
+                    table_key(game_id),
+                    delivered,
+                    lambda r: r.table_message_id,
+                    _set_table,
+                )
 
         def failed(error: BaseException, _: Any) -> None:
             if isinstance(error, Blocked) and self.bot_gone is not None:
@@ -333,7 +347,7 @@ class Screens:
         anew: bool,
     ) -> None:
         assert record.id is not None and seat.user_id is not None
-        game_id, chat_id, pid = record.id, record.chat_id, seat.player_id
+        game_id, chat_id, pid, user_id = record.id, record.chat_id, seat.player_id, seat.user_id
         key = (game_id, pid)
         over = record.status == "finished"
         lang = self.kit.lang_of(record, pid)
@@ -342,7 +356,15 @@ class Screens:
             self._sent_hands[key], self._shown_move[key] = tag
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
-                self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))
+                self._store_new(
+                    chat_id,
+                    game_id,
+                    hand_key(game_id, pid),
+                    delivered,
+                    lambda r: r.hand_messages.get(pid),
+                    lambda r, mid: _set_hand(r, pid, mid),
+                    in_chat=user_id,
+                )
 
         def failed(error: BaseException, _: Any) -> None:
             self._sent_hands.pop(key, None)  # not known what it shows: sent in full next time
@@ -447,6 +469,36 @@ class Screens:
 
         async def apply(record: GameRecord) -> None:
             if change(record):
+                await self.store.save_quietly(record)
+
+        self._locked(chat_id, game_id, apply)
+
+    def _store_new(
+        self,
+        chat_id: int,
+        game_id: int,
+        key: Hashable,
+        delivered: Delivered,
+        stored: Callable[[GameRecord], int | None],
+        change: Callable[[GameRecord, int], bool],
+        *,
+        in_chat: int | None = None,
+    ) -> None:
+        """A new message of slot `key` (a table, a lobby, a hand), its id stored with the
+        record: unless another worker's first message of that slot was stored meanwhile
+        (both sent one before either id was stored). Then that one is the chat's: this
+        worker's slot shows it from now on, and the message just sent is deleted, so that
+        the chat keeps one table, one lobby, one hand. `in_chat`: the chat the message is
+        in, where it is not the game's (a hand)."""
+        ours = delivered.message_id
+
+        async def apply(record: GameRecord) -> None:
+            theirs = stored(record)
+            if delivered.previous is None and theirs is not None and theirs != ours:
+                self.sender.adopt(key, theirs)
+                self.sender.retire(in_chat or chat_id, ours, None, delete=True)
+                return
+            if change(record, ours):
                 await self.store.save_quietly(record)
 
         self._locked(chat_id, game_id, apply)

@@ -227,6 +227,14 @@ class Sender:
         slot.on_done = on_done
         self._want(slot)
 
+    def adopt(self, key: Hashable, message_id: int) -> None:
+        """The slot's message is `message_id` from now on (another worker's, which the
+        chat keeps): the next send edits that one."""
+        slot = self._slots.get(key)
+        if slot is not None and not slot.sending:
+            slot.message_id = message_id
+            slot.shown = None  # what it shows is not known here
+
     def retire(
         self, chat_id: int, message_id: int, last_words: Rendered | None, *, delete: bool = True
     ) -> None:
@@ -462,7 +470,8 @@ class Sender:
                 sent: Sent = await self.out.show(
                     slot.chat_id, previous, content, patient=False, budgeted=True
                 )
-                delivered = Delivered(sent.message_id, new=sent.new)
+                # (new: the message was gone, and this one replaces it)
+                delivered = Delivered(sent.message_id, new=sent.new, previous=previous)
         except (Blocked, TelegramError) as exc:
             error = exc
         except Exception as exc:  # a bug: logged, the slot given up
