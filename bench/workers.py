@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--database",
         default="postgresql",
-        help="postgresql: a server of its own (durable settings); or a postgresql:// URL of "
-        "an empty database",
+        help="postgresql: a server of its own (durable settings); a postgresql:// URL of an "
+        "empty database; or sqlite (one worker only: what several should match)",
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="durak-bench-workers-") as tmp:
@@ -152,8 +152,11 @@ def main(argv: list[str] | None = None) -> None:
                 server.stop()
         elif args.database.startswith(("postgresql://", "postgres://")):
             ok = asyncio.run(run(args, args.database, Path(tmp)))
+        elif args.database == "sqlite" and args.workers == 1:  # the embedded default, as a
+            url = f"sqlite:///{Path(tmp) / 'durak.sqlite3'}"  # webhook: the one to match
+            ok = asyncio.run(run(args, url, Path(tmp)))
         else:
-            parser.error("--workers needs PostgreSQL: --database postgresql or a URL")
+            parser.error("several workers need PostgreSQL: --database postgresql or a URL")
     sys.exit(0 if ok else 1)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import weakref
@@ -201,6 +202,12 @@ class Database:
             if self._closed:
                 raise RuntimeError("the database is closed")
             yield task
+
+    def side_transaction(self) -> contextlib.AbstractAsyncContextManager[Transaction]:
+        """A write transaction for short bookkeeping that units of work wait for (the send
+        ledger's claims): on PostgreSQL on a connection of its own, outside the pool; here,
+        with one connection for everything, an ordinary one."""
+        return self.transaction()
 
     @asynccontextmanager
     async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:

@@ -375,6 +375,8 @@ class PostgresDatabase(Database):
         self._chat_locks = ChatLocks()
         self._holders: dict[asyncio.Task[object], _Holding] = {}  # task -> its lock connection
         self._leading: Any = None  # the connection holding LEAD_LOCK, once it got it
+        self._side: Any = None  # the connection of `side_transaction`, once opened
+        self._side_lock = asyncio.Lock()
 
     @property
     def shared(self) -> bool:
@@ -405,7 +407,43 @@ class PostgresDatabase(Database):
             return
         self._closed = True
         await self._stop_leading()
+        side, self._side = self._side, None
+        if side is not None:
+            with contextlib.suppress(Exception):
+                await side.close(timeout=5)
         await self._pool.close()
+
+    @asynccontextmanager
+    async def side_transaction(self) -> AsyncIterator[Transaction]:
+        """A write transaction on a connection of its own, outside the pool, one at a time:
+        for short bookkeeping that units of work wait for (the send ledger's claims). A
+        unit holds its pool connection while it waits, so such work must not need one: with
+        every connection held by a unit waiting for it, nothing would move."""
+        if self._closed:
+            raise RuntimeError("the database is closed")
+        async with self._side_lock:
+            try:
+                if self._side is None or self._side.is_closed():
+                    self._side = await asyncpg.connect(self.url.dsn, timeout=CONNECT_SECONDS)
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+                translated = _translate(error, str(self.url))
+                if translated is error:
+                    raise DatabaseUnreachable(
+                        f"database {self.url}: {_reason(error)}", where=str(self.url)
+                    ) from error
+                raise translated from error
+            backend = PostgresBackend(self._side, self.url)
+            session = Session(backend)
+            await backend.begin(write=True)
+            try:
+                yield Transaction(session)
+            except BaseException:
+                session.active = False
+                with contextlib.suppress(Exception):
+                    await backend.rollback()
+                raise
+            session.active = False
+            await backend.commit()
 
     async def try_lead(self) -> bool:
         """Whether this process holds the leader's lock (``LEAD_LOCK``, a session advisory

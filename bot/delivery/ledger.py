@@ -96,7 +96,7 @@ class Ledger:
             claims = [(chat_id, self._window(chat_id, once)) for chat_id, once, _ in batch]
             now = self.clock()
             try:
-                async with self.db.transaction() as tx:
+                async with self.db.side_transaction() as tx:  # (no pool connection)
                     await tx.sends.answered(answers)
                     waits = await tx.sends.claim_many(claims, bot=bot, now=now) if claims else []
                 self.transactions += 1
@@ -119,7 +119,7 @@ class Ledger:
     async def pause(self, chat_id: int, seconds: float) -> None:
         """Telegram answered this worker 429 for the chat: no worker sends into it sooner."""
         try:
-            async with self.db.transaction() as tx:
+            async with self.db.side_transaction() as tx:
                 await tx.sends.pause(chat_id=chat_id, until=self.clock() + seconds)
         except StorageError as exc:
             self._trouble(exc)

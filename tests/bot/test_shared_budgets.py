@@ -60,3 +60,22 @@ async def test_two_workers_sending_into_one_chat_keep_its_limit_together(
     texts = sorted(c.params["text"] for c in h.fake.calls_for("sendMessage"))
     assert texts == sorted(f"message {n}" for n in range(12))
     assert h.fake.flooded == []
+
+
+async def test_a_unit_of_work_holding_the_last_pool_connection_can_still_claim_a_send(
+    pg_server: postgres.PostgresServer,
+) -> None:
+    """A unit of work holds its chat's lock on a pool connection and may wait for a send it
+    makes (an answer, a reply), which the ledger claims first: with every connection held by
+    such units, a claim that needed one of the pool would wait for ever (seen: twelve
+    /newgame at once on a pool of ten stalled). The ledger has a connection of its own."""
+    async with postgres.fresh_database(pg_server) as url:
+        db = await Database.open(url + ("&" if "?" in url else "?") + "pool_max=1")
+        try:
+            ledger = Ledger(db, LIMITS, clock=time.monotonic)
+            async with db.chat_lock(-1001), asyncio.timeout(30):
+                assert await ledger.claim(7) == 0.0
+                ledger.answered(7)
+                assert await ledger.claim(7) == 0.0
+        finally:
+            await db.close()
