@@ -62,7 +62,10 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
             url,
             workdir,
             args.workers,
-            TURN_TIMEOUT="0",
+            # A turn runs out after 10 s: with several workers a hand can be left showing an
+            # older state (an older edit of one worker landing after a newer one of another),
+            # and the players here wait for their hand; the count of such turns is printed.
+            TURN_TIMEOUT="10",
             COMPUTER_DELAY="0",
             PRIVATE_SENDS=UNLIMITED,
             GROUP_SENDS=UNLIMITED,
@@ -86,6 +89,20 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
                 load_after = os.getloadavg()[0]
                 acked = len(delivery.acknowledged) - acked_before
                 attempts = delivery.attempts[attempts_before:]
+        except BaseException:
+            stuck = []
+            for group, members in zip(groups, seated, strict=True):
+                if game_over(fake, group):
+                    continue
+                stuck.append(f"group {group.id}:")
+                for m in fake.messages(group.id)[-2:]:
+                    stuck.append(f"  {m.message_id}: {m.text[:300]!r}")
+                for user in members:
+                    for m in fake.messages(user.id)[-3:]:
+                        shown = f"{m.text[:120]!r} {m.button_texts}"
+                        stuck.append(f"  user {user.id} {m.message_id} ({m.edits}): {shown}")
+            (Path.cwd() / "bench-workers.log").write_text(cluster.logs() + "\n".join(stuck))
+            raise
         finally:
             people.close()
             codes = await cluster.stop_all()
@@ -102,6 +119,8 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
         f"a post's answer (Telegram waits for it): p50 {percentile(answered, 50) * 1000:.1f} ms, "
         f"p99 {percentile(answered, 99) * 1000:.1f} ms"
     )
+    stalled = sum(1 for u in users for m in fake.messages(u.id) if "left for your move" in m.text)
+    print(f"turns warned at half time (a hand left behind; the turn then ran out): {stalled}")
     failed = [a for a in attempts if not a.ok]
     print(f"posts that failed and were sent again: {len(failed)}")
     ok = all(code == 0 for code in codes) and not failed
