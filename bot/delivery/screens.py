@@ -178,14 +178,7 @@ class Screens:
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
-                self._store_new(
-                    chat_id,
-                    game_id,
-                    lobby_key(game_id),
-                    delivered,
-                    lambda r: r.lobby.message_id,
-                    _set_lobby,
-                )
+                self._store(chat_id, game_id, lambda r: _set_lobby(r, delivered.message_id))
 
         self.sender.put(
             lobby_key(game_id),
@@ -347,7 +340,7 @@ class Screens:
         anew: bool,
     ) -> None:
         assert record.id is not None and seat.user_id is not None
-        game_id, chat_id, pid, user_id = record.id, record.chat_id, seat.player_id, seat.user_id
+        game_id, chat_id, pid = record.id, record.chat_id, seat.player_id
         key = (game_id, pid)
         over = record.status == "finished"
         lang = self.kit.lang_of(record, pid)
@@ -356,15 +349,7 @@ class Screens:
             self._sent_hands[key], self._shown_move[key] = tag
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
-                self._store_new(
-                    chat_id,
-                    game_id,
-                    hand_key(game_id, pid),
-                    delivered,
-                    lambda r: r.hand_messages.get(pid),
-                    lambda r, mid: _set_hand(r, pid, mid),
-                    in_chat=user_id,
-                )
+                self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))
 
         def failed(error: BaseException, _: Any) -> None:
             self._sent_hands.pop(key, None)  # not known what it shows: sent in full next time
@@ -488,13 +473,16 @@ class Screens:
         record: unless another worker's first message of that slot was stored meanwhile
         (both sent one before either id was stored). Then that one is the chat's: this
         worker's slot shows it from now on, and the message just sent is deleted, so that
-        the chat keeps one table, one lobby, one hand. `in_chat`: the chat the message is
-        in, where it is not the game's (a hand)."""
+        the group keeps one table. For the table only, and only with several workers: a
+        lobby's or a hand's record may hold an earlier message of the same slot (the
+        lobby's, the previous game's hand), which this would take for another worker's.
+        `in_chat`: the chat the message is in, where it is not the game's."""
         ours = delivered.message_id
 
         async def apply(record: GameRecord) -> None:
             theirs = stored(record)
-            if delivered.previous is None and theirs is not None and theirs != ours:
+            first = delivered.previous is None and self.store.shared
+            if first and theirs is not None and theirs != ours:
                 self.sender.adopt(key, theirs)
                 self.sender.retire(in_chat or chat_id, ours, None, delete=True)
                 return
