@@ -426,12 +426,7 @@ class PostgresDatabase(Database):
                 if self._side is None or self._side.is_closed():
                     self._side = await asyncpg.connect(self.url.dsn, timeout=CONNECT_SECONDS)
             except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
-                translated = _translate(error, str(self.url))
-                if translated is error:
-                    raise DatabaseUnreachable(
-                        f"database {self.url}: {_reason(error)}", where=str(self.url)
-                    ) from error
-                raise translated from error
+                raise self._own_connection_error(error) from error
             backend = PostgresBackend(self._side, self.url)
             session = Session(backend)
             await backend.begin(write=True)
@@ -466,17 +461,22 @@ class PostgresDatabase(Database):
                 raise
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
             await self._stop_leading()
-            translated = _translate(error, str(self.url))
-            if translated is error:
-                raise DatabaseUnreachable(
-                    f"database {self.url}: {_reason(error)}", where=str(self.url)
-                ) from error
-            raise translated from error
+            raise self._own_connection_error(error) from error
         if not took:
             await connection.close()
             return False
         self._leading = connection
         return True
+
+    def _own_connection_error(self, error: BaseException) -> BaseException:
+        """The storage layer's error for a failure on a connection of its own (outside the
+        pool): as `_translate` says, else `DatabaseUnreachable`."""
+        translated = _translate(error, str(self.url))
+        if translated is error:
+            return DatabaseUnreachable(
+                f"database {self.url}: {_reason(error)}", where=str(self.url)
+            )
+        return translated
 
     async def _stop_leading(self) -> None:
         connection, self._leading = self._leading, None
