@@ -188,28 +188,20 @@ async def play_game(
     args: argparse.Namespace,
     arrivals: asyncio.Queue[float] | None,
     stats: Stats,
+    changed: dict[int, asyncio.Event],
 ) -> None:
-    """Tap hand buttons of players the game waits for until the game is over.
+    """Tap hand buttons of players the game waits for until the game is over. A player told
+    that their keyboard is out of date waits until their hand changes (`changed`: an event
+    per player, set by one watcher of the fake), as a person would, instead of tapping it
+    again and again while its edit is on its way.
 
     Each tap takes an arrival time from `arrivals` (or, without a schedule, goes right away) and
     is sent then, or as soon as the previous tap of this game has been handled if that is later.
     """
-    fake = h.fake
     stale = h.rooms.kit.t("en", "error-stale")
-    # A player told that their keyboard is out of date waits until their hand changes (as a
-    # person would), instead of tapping it again and again while its edit is on its way.
-    changed = {user.id: asyncio.Event() for user in users.values()}
-
-    def seen(message: FakeMessage, change: object) -> None:
-        event = changed.get(message.chat_id)  # type: ignore[arg-type]
-        if event is not None:
-            event.set()
-
-    unwatch = fake.watch(seen)
-    try:
-        await _play(h, group, users, rng, args, arrivals, stats, stale, changed)
-    finally:
-        unwatch()
+    for user in users.values():
+        changed[user.id] = asyncio.Event()
+    await _play(h, group, users, rng, args, arrivals, stats, stale, changed)
 
 
 async def _play(
@@ -406,16 +398,25 @@ async def bench(h: BotHarness, args: argparse.Namespace) -> bool:
     started = time.perf_counter()
     seeds = [rng.randrange(2**32) for _ in groups]
     arrivals: asyncio.Queue[float] | None = asyncio.Queue() if args.rate > 0 else None
+    changed: dict[int, asyncio.Event] = {}  # player -> their hand changed (see play_game)
+
+    def seen(message: FakeMessage, change: object) -> None:
+        event = changed.get(message.chat_id)  # type: ignore[arg-type]
+        if event is not None:
+            event.set()
+
+    unwatch = fake.watch(seen)
     feeder = asyncio.create_task(feed(arrivals, args.rate, random.Random(rng.random()), stats))
     try:
         await asyncio.gather(
             *(
-                play_game(h, group, users, random.Random(seed), args, arrivals, stats)
+                play_game(h, group, users, random.Random(seed), args, arrivals, stats, changed)
                 for (group, users), seed in zip(groups, seeds, strict=True)
             )
         )
     finally:
         feeder.cancel()
+        unwatch()
     played = time.perf_counter() - started
     await h.rooms.sender.settled()  # table edits still waiting for their interval
     elapsed = time.perf_counter() - started
