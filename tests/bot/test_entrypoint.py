@@ -10,6 +10,7 @@ import os
 import random
 import signal
 import sys
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# Each started bot's log file, so that a wait that runs out can show what the bot was doing.
+LOGS: weakref.WeakKeyDictionary[asyncio.subprocess.Process, Path] = weakref.WeakKeyDictionary()
 
 
 async def start_bot(
@@ -54,7 +58,7 @@ async def start_bot(
     env.update(settings)
     log = (workdir / "bot.log").open("ab")  # a file, so the log survives a hung process
     try:
-        return await asyncio.create_subprocess_exec(
+        process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "bot",
@@ -65,6 +69,8 @@ async def start_bot(
         )
     finally:
         log.close()
+    LOGS[process] = workdir / "bot.log"
+    return process
 
 
 async def until(
@@ -79,7 +85,12 @@ async def until(
         waiting.cancel()
         raise AssertionError(f"the bot exited with {process.returncode} before it got there")
     exited.cancel()
-    waiting.result()
+    try:
+        waiting.result()
+    except TimeoutError:
+        path = LOGS.get(process)
+        tail = path.read_text().splitlines()[-60:] if path is not None else []
+        raise AssertionError("the bot never got there; its log ends:\n" + "\n".join(tail)) from None
 
 
 async def stop_bot(process: asyncio.subprocess.Process, workdir: Path) -> str:
