@@ -40,17 +40,21 @@ Several workers on one database (PostgreSQL: `Database.shared`), and what holds 
   scheduler claims what is due (`bot.play.deadlines`), on SQLite they stay in-process
   tasks that look up the live record.
 
-What is still this process's own, to be replaced for several workers:
+- **Table edits** wait in this process's memory (`Screens`, `Sender`), but a save that
+  changes a running game also stores when its table is to be redrawn (`redraw_at`,
+  `REDRAW_AFTER` later) unless a worker has drawn that state by then (the send ledger marks
+  it drawn): so a worker that died with a table edit pending leaves it to another, which
+  claims it as due work. The ledger also keeps each message's contents in order across
+  workers (`storage.sends`).
 
-- **Table edits** wait in this process's memory (`Screens`): a worker that dies loses the
-  edits it had pending (the game's next move edits its table again; a worker that takes
-  the lead shows every game again).
 - **`chat_of_game`** keeps game id -> chat id in memory once it knows it; only a chat's
-  migration (group to supergroup) on another worker changes it, and then a tap of the old
-  chat's game finds no game there until it is asked again.
-- **Delivery** (`Screens`, `Sender`) remembers what each message shows in this process
-  only: a worker that loads a game another one moved knows its messages by the ids stored
-  with the record, not by what they show.
+  migration (group to supergroup) on another worker changes it, and `for_game` asks again
+  when the chat it remembers no longer has that game.
+
+What stays this process's own: **delivery** (`Screens`, `Sender`) remembers what each
+message shows in this process only. A worker that loads a game another one moved knows its
+messages by the ids stored with the record, not by what they show (its first edit of one
+may be a call that changes nothing, which Telegram refuses and the bot takes as shown).
 """
 
 from __future__ import annotations
@@ -84,6 +88,10 @@ from storage import (
 logger = logging.getLogger(__name__)
 
 RELOAD_DELAYS: Final = (0.0, 1.0, 5.0, 15.0, 60.0)
+REDRAW_AFTER: Final = timedelta(seconds=20)
+"""Shared database: a running game's table that no worker has drawn this long after the
+save that changed it is redrawn by whichever worker claims it (its own table edits come
+within a few seconds, unless a 429 holds the chat back)."""
 
 
 @dataclass(slots=True)
@@ -207,12 +215,28 @@ class GameStore:
 
     @contextlib.asynccontextmanager
     async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
-        """The chat of game `game_id` under its lock (None: the bot knows no such game)."""
+        """The chat of game `game_id` under its lock (None: the bot knows no such game).
+
+        On a shared database the chat this worker remembers for the game may be out of date:
+        another worker may have moved the game with its group (a supergroup migration).
+        So when the chat's game is not this one, the game's chat is asked again, and if it
+        moved, that chat is the unit's."""
+        remembered = game_id in self._chat_of
         chat_id = await self.chat_of_game(game_id)
         if chat_id is None:
             yield None
             return
         async with self.for_chat(chat_id) as unit:
+            record = unit.record
+            if not (self.db.shared and remembered) or (record is not None and record.id == game_id):
+                yield unit
+                return
+            self._chat_of.pop(game_id, None)
+            moved = await self.chat_of_game(game_id)
+            if moved is None or moved == chat_id:
+                yield unit
+                return
+        async with self.for_chat(moved) as unit:
             yield unit
 
     # ---------------------------------------------------------------- reading
@@ -375,6 +399,10 @@ class GameStore:
         update = None if quiet else handling.pending()
         if self.due_of is not None:
             record.due_at = self.due_of(record)
+        if not quiet:  # the game changed: its table is to be drawn anew
+            record.state_version = record.version + 1
+            running = self.db.shared and record.status == "running"
+            record.redraw_at = self.kit.clock() + REDRAW_AFTER if running else None
         try:
             if result is None and update is None:  # one statement (see `Database.save_game`)
                 record.version = await self.db.save_game(record)

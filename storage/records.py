@@ -55,6 +55,9 @@ class GameRecord:
     ``due_at`` is when the bot next has work on the game without an update (the deadline, a
     half-time warning, a computer's move), as the bot set it before the save: workers on a
     shared database find the chats that are due by it (`GameRepository.claim_due`).
+    ``state_version`` is the version of the last save that changed the game (not only its
+    message ids); ``redraw_at``, on a shared database, when a worker redraws the table if no
+    worker has drawn that state by then (a worker that died with its table edit pending).
     """
 
     chat_id: int
@@ -73,6 +76,8 @@ class GameRecord:
     id: int | None = None
     version: int = 0
     due_at: datetime | None = None
+    state_version: int = 0
+    redraw_at: datetime | None = None
 
 
 @dataclass(slots=True)

@@ -97,7 +97,7 @@ class Session:
 
 _GAME_COLUMNS = (
     "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
-    "deadline_us, timeouts, created_us, started_us, meta, version, due_us"
+    "deadline_us, timeouts, created_us, started_us, meta, version, due_us, state_version, redraw_us"
 )
 
 
@@ -119,6 +119,8 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         to_us_or_none(record.started_at),
         dumps(record.meta.to_json()),
         to_us_or_none(record.due_at),
+        record.state_version,
+        to_us_or_none(record.redraw_at),
     )
 
 
@@ -143,6 +145,8 @@ def _game_record(row: Row) -> GameRecord:
         meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
         due_at=from_us_or_none(row["due_us"]),
+        state_version=int(row["state_version"]),
+        redraw_at=from_us_or_none(row["redraw_us"]),
     )
 
 
@@ -180,17 +184,17 @@ class GameRepository:
             row = await self._s.fetchone(
                 "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
                 "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
-                "meta, due_us, updated_us, version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                "meta, due_us, state_version, redraw_us, updated_us, version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 1) "
                 "RETURNING id",
-                (*values, to_us(utcnow())),
+                (*values[:-2], values[-1], to_us(utcnow())),
             )
         except Conflict as error:
             raise Conflict(
                 f"chat {record.chat_id} already has a game in the lobby or running"
             ) from error
         assert row is not None
-        return replace(record, id=int(row["id"]), version=1)
+        return replace(record, id=int(row["id"]), version=1, state_version=1)
 
     async def get(self, *, game_id: int) -> GameRecord:
         """The game with this id, whatever its status. Raises `NotFound`."""
@@ -248,8 +252,8 @@ class GameRepository:
         row = await self._s.fetchone(
             "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
             "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, due_us = ?, updated_us = ?, "
-            "version = version + 1 "
+            "created_us = ?, started_us = ?, meta = ?, due_us = ?, state_version = ?, "
+            "redraw_us = ?, updated_us = ?, version = version + 1 "
             "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
             (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status),
         )
@@ -281,7 +285,8 @@ class GameRepository:
                 "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
                 "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
                 "timeouts = ?, created_us = ?, started_us = ?, meta = ?, due_us = ?, "
-                "updated_us = ?, version = version + 1 WHERE id = ? AND version = ? "
+                "state_version = ?, redraw_us = ?, updated_us = ?, version = version + 1 "
+                "WHERE id = ? AND version = ? "
                 "RETURNING version",
                 (chat_id, status, *rest, now, record.id, expected_version),
             )
@@ -352,11 +357,13 @@ class GameRepository:
 
     async def claim_due(
         self, *, now: datetime, until: datetime, limit: int
-    ) -> list[tuple[int, int]]:
-        """Claim up to ``limit`` lobbies and running games due at ``now`` (``due_at``), the
-        earliest first: each one's due time becomes ``until``, a lease (a worker that dies
-        with its claim leaves the game due again then); its version stays, so that copies of
-        it are not made stale. Returns each claimed game's chat id and version.
+    ) -> list[tuple[int, int, bool]]:
+        """Claim up to ``limit`` lobbies and running games due at ``now``, the earliest
+        first: by ``due_at``, or by ``redraw_at`` while no worker has drawn the table of the
+        game's ``state_version`` (`drawn`). Each due time reached becomes ``until``, a lease
+        (a worker that dies with its claim leaves the game due again then); the version
+        stays, so that copies of it are not made stale. Returns each claimed game's chat id,
+        version, and whether its table was due for a redraw.
 
         Of two transactions claiming at once, each game goes to one: on PostgreSQL a row the
         other holds is skipped (``FOR UPDATE SKIP LOCKED``), and the outer condition is
@@ -365,21 +372,40 @@ class GameRepository:
         skip = " FOR UPDATE SKIP LOCKED" if self._s.dialect == "postgresql" else ""
         due = to_us(now)
         rows = await self._s.fetchall(
-            "UPDATE games SET due_us = ? WHERE id IN (SELECT id FROM games "
-            "WHERE status IN ('lobby', 'running') AND due_us IS NOT NULL AND due_us <= ? "
-            f"ORDER BY due_us LIMIT ?{skip}) AND due_us <= ? RETURNING chat_id, version",
-            (to_us(until), due, limit, due),
+            "UPDATE games SET "
+            "due_us = CASE WHEN due_us <= ? THEN ? ELSE due_us END, "
+            "redraw_us = CASE WHEN redraw_us <= ? THEN ? ELSE redraw_us END "
+            f"WHERE id IN (SELECT id FROM games WHERE {_DUE} ORDER BY {_WHEN} LIMIT ?{skip}) "
+            f"AND {_DUE} RETURNING chat_id, version, {_REDRAW} AND redraw_us = ? AS redraw",
+            (due, to_us(until), due, to_us(until), due, due, limit, due, due, to_us(until)),
         )
-        return [(int(row["chat_id"]), int(row["version"])) for row in rows]
+        return [(int(row["chat_id"]), int(row["version"]), bool(row["redraw"])) for row in rows]
 
     async def next_due(self) -> datetime | None:
-        """The earliest ``due_at`` of the lobbies and running games (claimed ones at their
-        lease's end), or None."""
+        """The earliest time a lobby or running game is due (as `claim_due` reckons it;
+        claimed ones at their lease's end), or None."""
         row = await self._s.fetchone(
-            "SELECT MIN(due_us) AS due FROM games "
-            "WHERE status IN ('lobby', 'running') AND due_us IS NOT NULL"
+            f"SELECT MIN({_WHEN}) AS due FROM games WHERE status IN ('lobby', 'running')"
         )
         return None if row is None or row["due"] is None else from_us(int(row["due"]))
+
+    async def drawn(self, drawn: list[tuple[int, int]]) -> None:
+        """Each (game id, version): a worker showed the group the table of that version, so
+        no other redraws it (`claim_due`). Never moves the mark back."""
+        if drawn:
+            await self._s.executemany(
+                "UPDATE games SET drawn_version = ? WHERE id = ? AND drawn_version < ?",
+                [(version, game_id, version) for game_id, version in drawn],
+            )
+
+
+# A game is due (two times as parameters: now) when its due time has come, or when its table
+# waits for a redraw: `_WHEN` is the earlier of the two.
+_REDRAW = "(status = 'running' AND redraw_us IS NOT NULL AND drawn_version < state_version)"
+_DUE = f"status IN ('lobby', 'running') AND (due_us <= ? OR ({_REDRAW} AND redraw_us <= ?))"
+_WHEN = (
+    f"CASE WHEN {_REDRAW} AND (due_us IS NULL OR redraw_us < due_us) THEN redraw_us ELSE due_us END"
+)
 
 
 # --------------------------------------------------------------------------------- players

@@ -188,13 +188,15 @@ class Screens:
             message_id=record.lobby.message_id,
             kept=True,
             on_done=done,
+            version=record.version,
         )
 
     # ---------------------------------------------------------------- the table
 
-    def table(self, record: GameRecord, *, closed: str | None = None) -> None:
+    def table(self, record: GameRecord, *, closed: str | None = None) -> bool:
         """Want the table message to show the record's state (at most one edit per
-        `TABLE_EDIT_INTERVAL`; the last state of a game at once, and never dropped)."""
+        `TABLE_EDIT_INTERVAL`; the last state of a game at once, and never dropped). False
+        if it shows that already (as far as this worker knows)."""
         assert record.game is not None and record.id is not None
         kit = self.kit
         running = record.status == "running" and closed is None
@@ -215,7 +217,7 @@ class Screens:
         game_id, chat_id = record.id, record.chat_id
         slot = self.sender.slot(table_key(game_id))
         if slot is not None and slot.content is None and slot.shown == rendered:
-            return  # Telegram would say "not modified", and it would cost a call
+            return False  # Telegram would say "not modified", and it would cost a call
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
@@ -246,7 +248,10 @@ class Screens:
             kept=not running,
             on_done=done,
             on_failed=failed,
+            version=record.version,
+            draws=game_id,
         )
+        return True
 
     # ---------------------------------------------------------------- hands
 
@@ -370,6 +375,7 @@ class Screens:
             kept=over,
             on_done=done,
             on_failed=failed,
+            version=record.version,
         )
 
     def _turn_alert(self, record: GameRecord, pid: str, deciding: bool) -> bool:
@@ -430,6 +436,7 @@ class Screens:
                 priority=Priority.ONCE,
                 message_id=mid,
                 kept=True,
+                version=record.version,
             )
 
     # ---------------------------------------------------------------- after Telegram took it

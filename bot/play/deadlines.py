@@ -193,19 +193,23 @@ class Deadlines(Room):
                     now=now, until=now + DEADLINE_RETRY, limit=CLAIM_BATCH
                 )
                 nxt = await tx.games.next_due()
-            for chat_id, version in claimed:
+            for chat_id, version, redraw in claimed:
                 if chat_id in self._due_tasks:  # still at it here (its lease ran out first)
                     continue
-                task = self.store.background.spawn(self._handle_claimed(chat_id, version, now))
+                handle = self._handle_claimed(chat_id, version, now, redraw=redraw)
+                task = self.store.background.spawn(handle)
                 self._due_tasks[chat_id] = task
                 task.add_done_callback(functools.partial(self._due_done, chat_id))
             return nxt
 
-    async def _handle_claimed(self, chat_id: int, version: int, now: datetime) -> str | None:
+    async def _handle_claimed(
+        self, chat_id: int, version: int, now: datetime, *, redraw: bool = False
+    ) -> str | None:
         """A chat claimed as due at `now`, at `version`: under the chat's lock, whatever was
         due is done, if the game is still that version (else a save since has stored when it
-        is due next). Returns what was done. A failure leaves the claim's lease to run out:
-        then any worker tries again."""
+        is due next). `redraw`: no worker drew the table of its state in time. Returns what
+        was done. A failure leaves the claim's lease to run out: then any worker tries
+        again."""
         try:
             async with self.store.for_chat(chat_id) as unit:
                 record = unit.record
@@ -227,6 +231,13 @@ class Deadlines(Room):
                     with contextlib.suppress(Exception):  # a courtesy: never retried
                         await self._warn(record)
                     return "warned"
+                if redraw and record.status == "running":
+                    # No worker drew the table of its state (one died with the edit pending):
+                    # this one does, or marks it drawn if its own message shows it already.
+                    if not self.screens.table(record):
+                        async with self.kit.db.transaction() as tx:
+                            await tx.games.drawn([(record.id or 0, record.version)])
+                    return "redrawn"
                 # Due by its stored time, yet nothing is (it was stored by an older release,
                 # say): its time is stored again, as this process reckons it.
                 await self.store.save_quietly(record)

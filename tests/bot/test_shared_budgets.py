@@ -79,3 +79,56 @@ async def test_a_unit_of_work_holding_the_last_pool_connection_can_still_claim_a
                 assert await ledger.claim(7) == 0.0
         finally:
             await db.close()
+
+
+async def test_a_slow_workers_older_content_never_overwrites_a_newer_one(
+    harness: BotHarness, pg_server: postgres.PostgresServer
+) -> None:
+    """Two workers hold content for one message (a hand): the second rendered the game's
+    newer state and sent it first; the first, slow to send, would overwrite it with the
+    older state. The ledger refuses the older version: the player keeps seeing the newer
+    one, and the slow worker hears that its content was superseded."""
+    h = harness
+    alice = h.user(1, "Alice")
+    await h.send(alice.start_private())
+    h.fake.enforce(fake_api.Limits(private=fake_api.Window(3, 0.3)), clock=time.monotonic)
+    async with postgres.fresh_database(pg_server) as url:
+        workers = [await Database.open(url) for _ in range(2)]
+        senders: list[Sender] = []
+        try:
+            for db in workers:
+                out = Outbox(h.app.bot, Budgets(LIMITS))
+                out.ledger = Ledger(db, LIMITS, clock=time.monotonic)
+                senders.append(Sender(out, out.budgets))
+            slow, quick = senders
+            heard: list[BaseException] = []
+            key = ("hand", 5, "p1")
+            slow.put(key, alice.id, Rendered("move 1"), priority=Priority.AWAITED, version=1)
+            await slow.settled()
+            mid = h.fake.last_message(alice.id).message_id
+            quick.put(
+                key,
+                alice.id,
+                Rendered("move 3"),
+                priority=Priority.AWAITED,
+                message_id=mid,
+                version=3,
+            )
+            await quick.settled()
+            slow.put(
+                key,
+                alice.id,
+                Rendered("move 2"),
+                priority=Priority.AWAITED,
+                version=2,
+                on_failed=lambda error, _: heard.append(error),
+            )
+            await slow.settled()
+        finally:
+            for sender in senders:
+                await sender.close()
+            for db in workers:
+                await db.close()
+    assert h.fake.message(alice.id, mid).text == "move 3"
+    assert slow.superseded == 1
+    assert [type(error).__name__ for error in heard] == ["Superseded"]

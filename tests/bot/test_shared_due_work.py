@@ -20,6 +20,7 @@ import pytest
 
 from bot.app import lead
 from bot.play.deadlines import DEADLINE_RETRY as LEASE
+from bot.store import REDRAW_AFTER
 from storage import Database, GameRecord
 from tests import postgres
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
@@ -112,7 +113,7 @@ async def test_a_deadline_claimed_by_a_worker_that_died_is_done_after_its_lease(
     workers.clock.advance(61)
     async with Database.connect(workers.url) as db, db.transaction() as tx:  # claimed, then
         now = workers.clock()  # the worker died before it handled the claim
-        assert [c for c, _ in await tx.games.claim_due(now=now, until=now + LEASE, limit=9)] == [
+        assert [c for c, _, _ in await tx.games.claim_due(now=now, until=now + LEASE, limit=9)] == [
             group.id
         ]
     await workers.run_due()
@@ -205,3 +206,43 @@ async def test_only_the_leader_sets_the_menus_and_another_takes_over_when_it_is_
     assert len(a.fake.calls_for("setMyCommands")) == menus
     assert b.rooms.store.live(group.id) is not None  # the games shown again, by B
     assert any(c.params["chat_id"] in (1, 2) for c in a.fake.calls_for("editMessageText"))
+
+
+async def test_a_table_left_undrawn_by_a_worker_that_is_gone_is_drawn_by_another(
+    workers: Workers,
+) -> None:
+    """A worker stores a move and dies before its table edit went out: the save stored when
+    to redraw the table (`REDRAW_AFTER`), and since no worker drew that state, another one
+    claims it then and shows the group the move. Once drawn, nothing more is due."""
+    a = await workers.start(turn_timeout=600)  # (no half-time warning in the way)
+    b = await workers.start(turn_timeout=600)
+    alice, bob = a.user(1, "Alice"), a.user(2, "Bob")
+    group = a.fake.group(-8106, "Club", admins={alice})
+    await a.open_game(group, [alice, bob])
+    await a.settle()
+    await b.settle()
+    stored = await workers.stored(group.id)
+    assert stored.game is not None and stored.table_message_id is not None
+    table = stored.table_message_id
+    before = a.fake.message(group.id, table).text
+    async with a.rooms.store.for_chat(group.id) as unit:  # A's move, stored, never shown
+        record = unit.record
+        assert record is not None and record.game is not None
+        player = record.game.attacker
+        action = record.game.legal_actions(player)[0]
+        await a.rooms.store.commit(record, [(player, record.game.apply(player, action))])
+    await workers.gone(a)
+    assert a.fake.message(group.id, table).text == before
+    workers.clock.advance(REDRAW_AFTER.total_seconds() - 1)
+    await workers.run_due()
+    assert a.fake.message(group.id, table).text == before  # not yet: A had time to draw it
+    workers.clock.advance(1)
+    await workers.run_due()
+    after = a.fake.message(group.id, table).text
+    assert after != before and "table is empty" not in after  # the card on the table
+    moved = await workers.stored(group.id)
+    assert moved.version == record.version  # drawn: nothing stored but the mark
+    workers.clock.advance(LEASE.total_seconds() + 1)
+    calls = len(a.fake.calls)
+    await workers.run_due()
+    assert len(a.fake.calls) == calls  # drawn once: no more calls

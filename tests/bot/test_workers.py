@@ -223,3 +223,21 @@ async def test_a_game_played_on_two_workers_tap_by_tap_goes_as_on_one(
     on_two = await play(list(two_bots), seed=7)
     assert on_two == on_one
     assert len({moves for _, _, moves in on_two}) > 20  # a game of many moves
+
+
+async def test_a_tap_finds_a_game_that_another_worker_moved_with_its_group(
+    stores: tuple[GameStore, GameStore],
+) -> None:
+    """A group became a supergroup while worker B handled it: the game moved to the new
+    chat. Worker A remembered the game in the old chat; a tap of it on A still finds it."""
+    a, b = stores
+    created = await a.create(running_record(CHAT, 1, 2))
+    assert created.id is not None
+    async with a.for_game(created.id) as unit:  # A remembers the game's chat
+        assert unit is not None and unit.game(created.id) is not None
+    async with b.locked(CHAT, -1009100):
+        await b.migrate(CHAT, -1009100)
+    async with a.for_game(created.id) as unit:
+        assert unit is not None and unit.chat_id == -1009100
+        record = unit.game(created.id)
+        assert record is not None and record.chat_id == -1009100

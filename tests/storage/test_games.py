@@ -332,6 +332,8 @@ def test_record_fields_match_the_design() -> None:
         "meta",
         "version",
         "due_at",
+        "state_version",
+        "redraw_at",
     }
 
 

@@ -11,7 +11,7 @@ import pytest
 from bot.delivery.budget import Limits, Window
 from bot.delivery.ledger import Ledger
 from storage import Database
-from storage.sends import SendWindow
+from storage.sends import HOLD, STALE, Screen, SendWindow
 from tests import postgres
 
 PRIVATE = SendWindow(3, 3.0)  # as Telegram: about one a second, a burst of three
@@ -97,3 +97,53 @@ async def test_a_call_counts_from_its_answer_once_the_worker_says_so(db: Databas
     assert await claim(db, 7, 103.15) == 0.0  # the second has left the window
     assert await claim(db, 7, 103.21) == 0.0  # the third too
     assert await claim(db, 7, 103.22) == pytest.approx(0.68)  # the first counts until 103.9
+
+
+async def shown(db: Database, screen: Screen, now: float, chat_id: int = 7) -> float:
+    async with db.transaction() as tx:
+        [wait] = await tx.sends.claim_many(
+            [(chat_id, SendWindow(30, 3.0))], bot=BOT, now=now, screens=[screen]
+        )
+        return wait
+
+
+async def test_an_older_version_of_a_message_is_refused_once_a_newer_one_went(
+    db: Database,
+) -> None:
+    """Two workers, each with content for one table: the one that rendered the game's
+    newer state sent it first; the slower worker's older content would overwrite it, so
+    the ledger refuses it (`STALE`). The same or a newer version still goes."""
+    assert await shown(db, Screen("table:5", version=8), 100.0) == 0.0
+    async with db.transaction() as tx:
+        await tx.sends.answered([(7, 100.0, 100.1)], [("table:5", 100.0, 100.1)])
+    assert await shown(db, Screen("table:5", version=7), 101.0) == STALE
+    assert await shown(db, Screen("table:6", version=7), 101.0) == 0.0  # another message
+    assert await shown(db, Screen("table:5", version=8), 101.5) == 0.0
+    async with db.transaction() as tx:
+        await tx.sends.answered([(7, 101.5, 101.6)], [("table:5", 101.5, 101.6)])
+    assert await shown(db, Screen("table:5", version=9), 102.0) == 0.0
+
+
+async def test_a_call_into_a_message_waits_while_another_workers_call_is_on_its_way(
+    db: Database,
+) -> None:
+    """Two edits of one message in flight at once could arrive in either order: the second
+    claim waits until the first is answered (or, its worker dead, `HOLD` has passed)."""
+    assert await shown(db, Screen("hand:5:p1", version=3), 200.0, chat_id=11) == 0.0
+    wait = await shown(db, Screen("hand:5:p1", version=4), 200.05, chat_id=11)
+    assert 0.0 < wait <= 0.1
+    assert await shown(db, Screen("hand:5:p1", version=4), 200.0 + HOLD, chat_id=11) == 0.0
+    async with db.transaction() as tx:  # the first one's answer comes late: no matter
+        await tx.sends.answered([(11, 200.0, 210.5)], [("hand:5:p1", 200.0, 210.5)])
+    assert await shown(db, Screen("hand:5:p1", version=3), 211.0, chat_id=11) == STALE
+
+
+async def test_a_tables_interval_holds_whichever_worker_sent_it_last(db: Database) -> None:
+    """A table is edited at most every 3 s (its `gap`): a worker that did not send the last
+    edit waits out the rest of that interval too, counted from the last edit's answer."""
+    table = Screen("table:9", version=1, gap=3.0)
+    assert await shown(db, table, 300.0) == 0.0
+    async with db.transaction() as tx:
+        await tx.sends.answered([(7, 300.0, 300.5)], [("table:9", 300.0, 300.5)])
+    assert await shown(db, Screen("table:9", version=2, gap=3.0), 301.5) == pytest.approx(2.0)
+    assert await shown(db, Screen("table:9", version=2, gap=3.0), 303.5) == 0.0
