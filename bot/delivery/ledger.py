@@ -59,6 +59,9 @@ class Ledger:
         self._screen_answers: list[tuple[str, float, float]] = []  # (key, claimed, answered)
         self._drawn: list[tuple[int, int]] = []  # (game id, version) of tables shown since
         self._claimed: dict[int, deque[float]] = {}  # chat -> times of its claims, oldest first
+        # kept message -> when its call in flight was claimed (one at a time per message: the
+        # sender's; the chat's times above also hold the outbox's own calls into the chat)
+        self._screen_claimed: dict[str, float] = {}
         self._claiming: asyncio.Task[None] | None = None
         self.transactions = 0  # claiming transactions so far (the benchmark prints it)
 
@@ -92,8 +95,9 @@ class Ledger:
             del self._claimed[chat_id]
         now = self.clock()
         self._answers.append((chat_id, at, now))
-        if screen is not None:
-            self._screen_answers.append((screen, at, now))
+        screen_at = None if screen is None else self._screen_claimed.pop(screen, None)
+        if screen is not None and screen_at is not None:
+            self._screen_answers.append((screen, screen_at, now))
         if drawn is not None:
             self._drawn.append(drawn)
         self._run()
@@ -140,9 +144,11 @@ class Ledger:
                 raise
             else:
                 self._ok()
-            for (chat_id, _, _, answer), wait in zip(batch, waits, strict=True):
+            for (chat_id, _, screen, answer), wait in zip(batch, waits, strict=True):
                 if wait == 0.0:
                     self._claimed.setdefault(chat_id, deque()).append(now)
+                    if screen is not None:
+                        self._screen_claimed[screen.key] = now
                 if not answer.done():  # (a caller cancelled meanwhile: its call is counted)
                     answer.set_result(wait)
 

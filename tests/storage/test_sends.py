@@ -147,3 +147,23 @@ async def test_a_tables_interval_holds_whichever_worker_sent_it_last(db: Databas
         await tx.sends.answered([(7, 300.0, 300.5)], [("table:9", 300.0, 300.5)])
     assert await shown(db, Screen("table:9", version=2, gap=3.0), 301.5) == pytest.approx(2.0)
     assert await shown(db, Screen("table:9", version=2, gap=3.0), 303.5) == 0.0
+
+
+async def test_a_messages_call_is_no_longer_in_flight_once_answered_whatever_came_between(
+    db: Database,
+) -> None:
+    """A worker's call into a kept message, with another call of its own into the same chat
+    answered in between (the outbox sending a message anew, a warning): the message's call
+    is answered all the same, and another worker's next claim for it is not held back."""
+    now = [500.0]
+    limits = Limits(private=Window(30, 3.0), bot=Window(1000, 1.0))
+    ours = Ledger(db, limits, clock=lambda: now[0])
+    theirs = Ledger(db, limits, clock=lambda: now[0])
+    assert await ours.claim(7, screen=Screen("hand:1:p1", 1)) == 0.0
+    now[0] = 500.1
+    assert await ours.claim(7) == 0.0  # the outbox's own call into the chat meanwhile
+    now[0] = 500.2
+    ours.answered(7)  # that one is answered first
+    ours.answered(7, screen="hand:1:p1")
+    assert await ours.claim(8) == 0.0  # (the answers go with this claim's transaction)
+    assert await theirs.claim(7, screen=Screen("hand:1:p1", 2)) == 0.0
