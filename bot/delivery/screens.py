@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from bot import render
@@ -103,8 +103,11 @@ class Screens:
         return self._sent_hands.get((record.id or 0, player)) is not None
 
     def tapped(self, record: GameRecord, player: str) -> None:
-        """The player tapped their hand just now: they are looking (no turn alert)."""
-        self._heard[(record.id or 0, player)] = self.kit.clock()
+        """The player tapped their hand just now: they are looking (no turn alert). Kept
+        with the record too (stored with its next save), for the other workers."""
+        now = self.kit.clock()
+        self._heard[(record.id or 0, player)] = now
+        record.meta.heard[player] = int(now.timestamp())
 
     def drop_hand(self, record: GameRecord, player: str) -> None:
         """Forget what the player's hand shows: the next pass sends it whatever it was."""
@@ -390,6 +393,10 @@ class Screens:
         if record.hand_messages.get(pid) is None:
             return False  # a new message anyway
         last = self._heard.get(key)
+        stored = record.meta.heard.get(pid)  # (a tap another worker saw)
+        if stored is not None:
+            seen = datetime.fromtimestamp(stored, tz=UTC)
+            last = seen if last is None or seen > last else last
         after = self.kit.settings.turn_alert_after
         return last is None or (self.kit.clock() - last).total_seconds() >= after
 

@@ -246,3 +246,45 @@ async def test_a_table_left_undrawn_by_a_worker_that_is_gone_is_drawn_by_another
     calls = len(a.fake.calls)
     await workers.run_due()
     assert len(a.fake.calls) == calls  # drawn once: no more calls
+
+
+async def test_a_hand_that_another_worker_sent_anew_is_the_one_every_worker_edits(
+    workers: Workers,
+) -> None:
+    """The defender asked for his hand anew (/hand) on worker A: a new message, its id
+    stored. Worker B, which showed his hand before, edits that new message from then on, not
+    the old one (which keeps its one line pointing below): his newest message is his hand.
+    (B's copy of the game is stale once A stored the new id: B loads it again, and its
+    messages with it.)"""
+    a = await workers.start()
+    b = await workers.start()
+    alice, bob = a.user(1, "Alice"), a.user(2, "Bob")
+    group = a.fake.group(-8107, "Club", admins={alice})
+    await a.open_game(group, [alice, bob])
+    stored = await workers.stored(group.id)
+    assert stored.game is not None
+    first = stored.game.attacker
+    attacker, defender = (alice, bob) if first == str(alice.id) else (bob, alice)
+    old = stored.hand_messages[str(defender.id)]
+
+    async def tap(h: BotHarness, user: Any, mid: int) -> None:
+        message = h.fake.message(user.id, mid)
+        data = next(
+            b.callback_data
+            for row in message.buttons
+            for b in row
+            if b.callback_data and not b.text.startswith("·")
+        )
+        await h.send(user.tap(message, data))
+        await h.settle()
+
+    await tap(b, attacker, stored.hand_messages[str(attacker.id)])  # B shows the hands
+
+    await a.send(defender.send_private("/hand"))
+    await a.settle()
+    new = (await workers.stored(group.id)).hand_messages[str(defender.id)]
+    assert new > old
+    edits = a.fake.message(defender.id, new).edits
+    await tap(b, defender, new)  # his move, on B
+    assert a.fake.message(defender.id, new).edits > edits  # B edited the new one
+    assert a.fake.message(defender.id, old).buttons == []  # still its line, no keyboard
