@@ -11,7 +11,9 @@ clock of the other bot tests would jump across.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -29,7 +31,9 @@ pytestmark = pytest.mark.postgres
 LIMITS = Limits(private=Window(3, 0.3))
 
 
-async def two_workers_send(h: BotHarness, url: str, chat_id: int) -> None:
+@contextlib.asynccontextmanager
+async def two_senders(h: BotHarness, url: str) -> AsyncIterator[list[Sender]]:
+    """Two workers' senders: each its own count and its own pool, one ledger database."""
     workers = [await Database.open(url) for _ in range(2)]
     senders: list[Sender] = []
     try:
@@ -37,14 +41,19 @@ async def two_workers_send(h: BotHarness, url: str, chat_id: int) -> None:
             out = Outbox(h.app.bot, Budgets(LIMITS))
             out.ledger = Ledger(db, LIMITS, clock=time.monotonic)
             senders.append(Sender(out, out.budgets))
-        for n in range(12):
-            senders[n % 2].put(("m", n), chat_id, Rendered(f"message {n}"), priority=Priority.ONCE)
-        await asyncio.gather(*(sender.settled() for sender in senders))
+        yield senders
     finally:
         for sender in senders:
             await sender.close()
         for db in workers:
             await db.close()
+
+
+async def two_workers_send(h: BotHarness, url: str, chat_id: int) -> None:
+    async with two_senders(h, url) as senders:
+        for n in range(12):
+            senders[n % 2].put(("m", n), chat_id, Rendered(f"message {n}"), priority=Priority.ONCE)
+        await asyncio.gather(*(sender.settled() for sender in senders))
 
 
 async def test_two_workers_sending_into_one_chat_keep_its_limit_together(
@@ -92,43 +101,31 @@ async def test_a_slow_workers_older_content_never_overwrites_a_newer_one(
     alice = h.user(1, "Alice")
     await h.send(alice.start_private())
     h.fake.enforce(fake_api.Limits(private=fake_api.Window(3, 0.3)), clock=time.monotonic)
-    async with postgres.fresh_database(pg_server) as url:
-        workers = [await Database.open(url) for _ in range(2)]
-        senders: list[Sender] = []
-        try:
-            for db in workers:
-                out = Outbox(h.app.bot, Budgets(LIMITS))
-                out.ledger = Ledger(db, LIMITS, clock=time.monotonic)
-                senders.append(Sender(out, out.budgets))
-            slow, quick = senders
-            heard: list[BaseException] = []
-            key = ("hand", 5, "p1")
-            slow.put(key, alice.id, Rendered("move 1"), priority=Priority.AWAITED, version=1)
-            await slow.settled()
-            mid = h.fake.last_message(alice.id).message_id
-            quick.put(
-                key,
-                alice.id,
-                Rendered("move 3"),
-                priority=Priority.AWAITED,
-                message_id=mid,
-                version=3,
-            )
-            await quick.settled()
-            slow.put(
-                key,
-                alice.id,
-                Rendered("move 2"),
-                priority=Priority.AWAITED,
-                version=2,
-                on_failed=lambda error, _: heard.append(error),
-            )
-            await slow.settled()
-        finally:
-            for sender in senders:
-                await sender.close()
-            for db in workers:
-                await db.close()
+    async with postgres.fresh_database(pg_server) as url, two_senders(h, url) as senders:
+        slow, quick = senders
+        heard: list[BaseException] = []
+        key = ("hand", 5, "p1")
+        slow.put(key, alice.id, Rendered("move 1"), priority=Priority.AWAITED, version=1)
+        await slow.settled()
+        mid = h.fake.last_message(alice.id).message_id
+        quick.put(
+            key,
+            alice.id,
+            Rendered("move 3"),
+            priority=Priority.AWAITED,
+            message_id=mid,
+            version=3,
+        )
+        await quick.settled()
+        slow.put(
+            key,
+            alice.id,
+            Rendered("move 2"),
+            priority=Priority.AWAITED,
+            version=2,
+            on_failed=lambda error, _: heard.append(error),
+        )
+        await slow.settled()
     assert h.fake.message(alice.id, mid).text == "move 3"
     assert slow.superseded == 1
     assert [type(error).__name__ for error in heard] == ["Superseded"]
