@@ -336,8 +336,14 @@ class PostgresPool:
             yield PostgresBackend(connection, self.url)
         finally:
             # Shielded: a caller cancelled here still returns the connection (asyncpg resets
-            # it, or closes it if a statement was cut short).
-            await asyncio.shield(self._pool.release(connection))
+            # it, or closes it if a statement was cut short). A connection the server cut
+            # (the worker's connections terminated) can fail its reset: asyncpg closes it then
+            # (the pool makes a new one), and the block's own outcome (its error, its
+            # cancellation) is what the caller hears.
+            try:
+                await asyncio.shield(self._pool.release(connection))
+            except (asyncpg.InterfaceError, asyncpg.InternalClientError, OSError) as error:
+                logger.info("a cut connection could not go back into the pool: %s", error)
 
     async def close(self) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
