@@ -33,9 +33,10 @@ from bot.ops import logs
 if TYPE_CHECKING:
     from telegram.ext import Application
 
+    from storage import Lease
+
 EXIT_FIX = 2  # settings or database: fix them before starting again
 EXIT_UNREACHABLE = 3  # the Bot API or the database server did not answer: try again later
-ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
 
 logger = logging.getLogger("bot")
 
@@ -90,54 +91,66 @@ def _stop_on_signals(
 async def serve(application: Application) -> None:  # type: ignore[type-arg]
     """Start, take updates until a stop signal, stop. Raises what stopped the start.
 
-    In the order of `Application.run_polling` (or, with `WEBHOOK_URL`, of python-telegram-
-    bot's custom-server way: no `Updater`, the webhook server hands each update to the
-    application), with the database opened before Telegram is asked anything, and the
-    polling loop's errors passed to `polling_errors`. Stops once, on the first signal: a stop
-    runs to its end (the webhook's posts under way answered, pending table edits published,
-    the database closed) whatever else arrives meanwhile (`make run` under a service manager
-    gets every signal twice); a signal during the start unwinds it where it is.
+    In this order: the web server (with `WEB_PORT`: `/healthz` answers while the rest
+    starts; in webhook mode it takes Telegram's posts into the inbox from here on), the
+    database, Telegram (`getMe`), then this worker's lead (`bot.leader`: the leader sets up
+    Telegram, resumes the games and takes updates, by long polling or from the inbox; a
+    standby waits for the lead). Stops once, on the first signal: a stop runs to its end (the
+    posts under way answered, the updates under way finished, pending table edits
+    published, the lead handed over, the database closed) whatever else arrives meanwhile
+    (`make run` under a service manager gets every signal twice); a signal during the start
+    unwinds it where it is.
     """
-    from bot.app import (
+    from bot.app import NAME_KEY, WATCH_KEY, open_database, start_services, stop_services
+    from bot.leader import (
+        ALLOWED_UPDATES,
         DATABASE_KEY,
-        ON_LEAD_KEY,
-        WATCH_KEY,
-        leading,
-        open_database,
-        start_services,
-        stop_services,
+        LEADERSHIP_KEY,
+        POLLING_ERRORS_KEY,
+        UPDATES_KEY,
+        inbox_reader,
+        leadership,
     )
-    from bot.ops.health import Health, HealthServer
+    from bot.ops.health import Health
     from bot.telegram.polling import polling_errors
-    from bot.telegram.webhook import Webhook, WebhookServer
+    from bot.telegram.webhook import Webhook
+    from bot.web import WebServer
     from engine import COMPILED
     from storage import parse_database_url
 
     settings: Settings = application.bot_data["settings"]
+
+    def lease() -> Lease | None:
+        lead = leadership(application)
+        return lead.lease if lead is not None else None
+
     health = Health(
         database=lambda: application.bot_data.get(DATABASE_KEY),
+        lease=lease,
         watch=None if settings.webhook else application.bot_data[WATCH_KEY],
     )
-    port = settings.health_port
-    server = HealthServer(health, settings.health_host, port) if port is not None else None
-    hook: WebhookServer | None = None
+    posts = {}
     if settings.webhook_url is not None:
         assert settings.webhook_secret is not None  # the settings require it
-        hook = WebhookServer(
-            Webhook(
-                application,
-                url=settings.webhook_url,
-                secret=settings.webhook_secret.get_secret_value(),
-                database=lambda: application.bot_data.get(DATABASE_KEY),
-                allowed_updates=ALLOWED_UPDATES,
-                max_connections=settings.webhook_max_connections,
-            ),
-            settings.webhook_path,
-            settings.webhook_listen,
-            settings.webhook_port,
+
+        webhook = Webhook(
+            application,
+            url=settings.webhook_url,
+            secret=settings.webhook_secret.get_secret_value(),
+            database=lambda: application.bot_data.get(DATABASE_KEY),
+            reader=lambda: inbox_reader(application),
+            allowed_updates=ALLOWED_UPDATES,
+            max_connections=settings.webhook_max_connections,
         )
-    updater = application.updater
-    assert (updater is None) == (hook is not None)  # the builder makes one for polling only
+        application.bot_data[UPDATES_KEY] = webhook
+        posts[settings.webhook_path] = webhook.post
+    else:
+        application.bot_data[UPDATES_KEY] = "polling"
+        application.bot_data[POLLING_ERRORS_KEY] = polling_errors(
+            application, application.bot_data[WATCH_KEY]
+        )
+    port = settings.web_port
+    web = WebServer(health, settings.web_host, port, posts=posts) if port is not None else None
     task = asyncio.current_task()
     stopping = asyncio.Event()
     starting = True
@@ -154,65 +167,47 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
 
     _stop_on_signals(asyncio.get_running_loop(), stop)
     try:
-        if server is not None:  # first: /healthz answers while the database is checked
-            await server.start()
+        if web is not None:  # first: /healthz answers while the database is checked
+            await web.start()
             logger.info(
-                "health server on http://%s:%s (/healthz, /readyz, /metrics)",
-                settings.health_host,
-                server.port,
+                "web server on http://%s:%s (%s/healthz, /readyz, /metrics)",
+                settings.web_host,
+                web.port,
+                f"{settings.webhook_path} for Telegram, " if posts else "",
             )
         await open_database(application)
         async with application:  # initialize (getMe) ... shutdown (closes the HTTP client)
             try:
-                await start_services(application)
-                if hook is not None:
-                    await hook.start()  # listening before Telegram is told where to post
-                    # By the leader only (Telegram takes one setWebhook a second), and by
-                    # whichever worker takes the lead later (`bot.app.lead`).
-                    application.bot_data[ON_LEAD_KEY] = [hook.webhook.register]
-                    if leading(application):
-                        await hook.webhook.register()
-                    mode = (
-                        f"webhook {settings.webhook_path} on {settings.webhook_listen}:{hook.port}"
-                    )
-                else:
-                    assert updater is not None
-                    await updater.start_polling(
-                        allowed_updates=ALLOWED_UPDATES,
-                        error_callback=polling_errors(application, application.bot_data[WATCH_KEY]),
-                    )
-                    mode = "long polling"
                 await application.start()
+                await start_services(application)
                 starting = False
+                lead = application.bot_data[LEADERSHIP_KEY]
                 logger.info(
-                    "@%s is up: %s, database %s, engine: %s",
+                    "@%s is up: %s, database %s, engine: %s; worker %s, %s",
                     application.bot.username,
-                    mode,
+                    f"webhook {settings.webhook_path}" if posts else "long polling",
                     parse_database_url(settings.database_url),  # as str(): no password
                     "compiled (mypyc)" if COMPILED else "pure Python",
+                    application.bot_data[NAME_KEY],
+                    "leading" if lead.leading else "standing by",
                 )
                 health.up()
                 await stopping.wait()
             finally:
-                if hook is not None:  # the posts under way are answered, then no more
-                    await hook.drain()
-                    await hook.close()
-                if updater is not None and updater.running:
-                    await updater.stop()
+                if web is not None:  # the posts under way are answered, then no more
+                    await web.drain()
+                await stop_services(application)  # while the HTTP client is open
                 if application.running:
                     await application.stop()
-                await stop_services(application)  # while the HTTP client is open
     except asyncio.CancelledError:
         if not stopping.is_set():
             raise
         if task is not None:
             task.uncancel()  # the signal's: the start is unwound, the stop is done
     finally:
-        if hook is not None:
-            await hook.close()
         await stop_services(application)  # a database opened for a start that failed
-        if server is not None:  # last: /readyz says "stopping" until the end
-            await server.close()
+        if web is not None:
+            await web.close()
 
 
 def _fail(message: str, code: int, secret: str) -> None:
@@ -241,15 +236,12 @@ def main() -> None:
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # It logs every 429 it does not retry as an error with a traceback; the bot retries and
-    # logs those itself (bot.outbox).
-    logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.CRITICAL)
 
     from telegram.error import InvalidToken, NetworkError
 
     from bot.app import build_application  # after logging is set up
-    from bot.ops.health import HealthUnavailable
     from bot.telegram.webhook import WebhookUnavailable
+    from bot.web import WebUnavailable
     from storage import DatabaseUnreachable, DatabaseUnusable
 
     application = build_application(settings)
@@ -257,7 +249,7 @@ def main() -> None:
         asyncio.run(serve(application))
     except KeyboardInterrupt:  # Ctrl-C where the loop takes no signal handlers
         pass
-    except (DatabaseUnusable, HealthUnavailable, WebhookUnavailable) as exc:
+    except (DatabaseUnusable, WebUnavailable, WebhookUnavailable) as exc:
         _fail(str(exc), EXIT_FIX, secret)
     except DatabaseUnreachable as exc:
         _fail(str(exc), EXIT_UNREACHABLE, secret)

@@ -35,15 +35,6 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         default="text", description="text: for people; json: one JSON object per line"
     )
-    health_port: int | None = Field(
-        default=None,
-        ge=1,
-        le=65535,
-        description="the port of /healthz, /readyz and /metrics (none: no health server)",
-    )
-    health_host: str = Field(
-        default="127.0.0.1", min_length=1, description="the address the health server binds"
-    )
     table_edit_interval: float = Field(
         default=3.0, ge=0, description="seconds between edits of one group's table message"
     )
@@ -69,10 +60,6 @@ class Settings(BaseSettings):
     webhook_url: str | None = Field(
         default=None, description="the public https URL Telegram posts updates to (none: polling)"
     )
-    webhook_listen: str = Field(
-        default="127.0.0.1", min_length=1, description="the address the webhook server binds"
-    )
-    webhook_port: int = Field(default=8081, ge=1, le=65535, description="its port")
     webhook_secret: SecretStr | None = Field(
         default=None,
         validate_default=True,
@@ -81,6 +68,22 @@ class Settings(BaseSettings):
     webhook_max_connections: int = Field(
         default=40, ge=1, le=100, description="updates Telegram posts at once (1-100)"
     )
+    # The web server (bot.web): the webhook's posts and /healthz, /readyz, /metrics.
+    web_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        validate_default=True,
+        description="the web server's port (none: no web server; with WEBHOOK_URL: 8080)",
+    )
+    web_host: str = Field(
+        default="127.0.0.1", min_length=1, description="the address the web server binds"
+    )
+    # Names of earlier releases: refused with what to set instead.
+    health_port: str | None = Field(default=None, exclude=True)
+    health_host: str | None = Field(default=None, exclude=True)
+    webhook_listen: str | None = Field(default=None, exclude=True)
+    webhook_port: str | None = Field(default=None, exclude=True)
 
     @property
     def bot_api_host(self) -> str:
@@ -109,10 +112,28 @@ class Settings(BaseSettings):
         proxy in front passes the path on as it is)."""
         return urlsplit(self.webhook_url or "").path or "/"
 
-    @field_validator("operator_chat_id", "health_port", "webhook_url", mode="before")
+    @field_validator("operator_chat_id", "webhook_url", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("web_port", mode="before")
+    @classmethod
+    def _web_port(cls, value: object, info: ValidationInfo) -> object:
+        if value in ("", None):
+            return 8080 if info.data.get("webhook_url") else None
+        return value
+
+    @field_validator("health_port", "health_host", "webhook_listen", "webhook_port")
+    @classmethod
+    def _renamed(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value in (None, ""):
+            return None
+        now = "WEB_HOST" if info.field_name in ("health_host", "webhook_listen") else "WEB_PORT"
+        raise ValueError(
+            f"is now {now}: one web server takes the webhook's posts and answers /healthz, "
+            f"/readyz and /metrics"
+        )
 
     @field_validator("database_url")
     @classmethod

@@ -1,11 +1,13 @@
-"""The Telegram update being handled, for webhook mode (`bot.telegram.webhook`).
+"""The Telegram update being handled, for webhook mode (`bot.telegram.inbox`).
 
-A webhook answers Telegram 200 only once the update's changes are committed, and Telegram
-delivers an update again when it got no 200 (a worker that died after its commit, say). So
-the update's id is stored with its changes: the webhook sets `Handling` for the task that
-handles the update (`handling`), the store writes the id in the transaction of the update's
-first save (`pending`, `recorded`), and the handlers say when the database could not store
-(`failed`: the webhook then answers 503 and Telegram delivers the update again later).
+In webhook mode every update Telegram posts is stored in the inbox first, and the leader
+handles it from there and marks it handled with its changes, so that a change and its update
+are committed together and nothing is handled twice (a leader that died after its commit
+leaves the update marked). The inbox's reader sets `Handling` for the task that handles the
+update (`handling`), the store marks it in the transaction of the update's first save
+(`pending`, `recorded`), and the handlers say when the database could not store (`failed`:
+the update stays in the inbox and is handled again later, so the handler tells the person
+so rather than "nothing happened").
 
 Only the task that handles the update sees it: work it starts beside (a computer's move, a
 reload) inherits the context but not the update. In polling mode nothing is set, and
@@ -20,10 +22,11 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from storage import DatabaseBusy, DatabaseUnavailable, DatabaseUnreachable, StorageError
+from storage import DatabaseBusy, DatabaseUnavailable, DatabaseUnreachable, Fenced, StorageError
 
-OUTAGES = (DatabaseUnavailable, DatabaseUnreachable, DatabaseBusy)
-"""Errors of a database that cannot store now: the update is worth delivering again later."""
+OUTAGES = (DatabaseUnavailable, DatabaseUnreachable, DatabaseBusy, Fenced)
+"""Errors of a database that cannot store now (or of a worker that no longer leads): the
+update is worth handling again later, by this leader or the next."""
 
 
 @dataclass(slots=True)
@@ -59,9 +62,12 @@ def pending() -> Handling | None:
     return state
 
 
-def failed(error: BaseException) -> None:
-    """A handler could not store the update's changes: if the database cannot store now,
-    the update is to be delivered again."""
+def failed(error: BaseException) -> bool:
+    """A handler could not store the update's changes. True if the update is kept to be
+    handled again later (webhook mode, and the database cannot store now): then nothing is
+    lost, and the person should hear that, not "nothing happened"."""
     state = _current.get()
     if state is not None and state.task is asyncio.current_task() and isinstance(error, OUTAGES):
         state.outage = error
+        return True
+    return False

@@ -16,45 +16,15 @@ A quiet save (`save_quietly`: message ids only) that fails keeps the live copy i
 that what was sent is remembered and never sent again. A database that cannot store at all
 (`DatabaseUnavailable`) is reported once per outage (`DatabaseWatch`).
 
-Several workers on one database (PostgreSQL: `Database.shared`), and what holds across them:
+One process plays: the leader (`bot.leader`; on SQLite the one process, always). So a chat's
+lock is this process's `asyncio.Lock`, the live copy is the truth between saves (no query
+per update), and after a start or a change of leader every lobby and running game is
+loaded (`bot.play.deadlines.Deadlines.resume_all`): `running_games_of` and `peek` read the
+live copies. The leader's writes are fenced (`storage.Database.fence_with`): once another
+worker leads, a save raises `storage.Fenced` and nothing of it is stored.
 
-- **The lock.** `for_chat` takes this process's `asyncio.Lock` for the chat and then, on a
-  shared database, the database's (`Database.chat_lock`: a session advisory lock on a
-  connection that the unit's transactions and saves run on). Of all workers, one at a time
-  runs a unit of work on a chat; a worker that dies lets go of its locks with its
-  connections. Waiting longer than the database's ``busy_timeout`` is `DatabaseBusy`.
-  Callers that lock without loading (`locked`: settings, a chat's migration, message ids
-  after a send) take the same two. SQLite: one process owns the file, so its lock is this
-  process's alone, and the bot runs one worker on it.
-- **The cache** (`live`) is used only while it is current: on a shared database `load`
-  first asks for the chat's active game and version (`games.current`, one small query)
-  and loads the game again when they differ from the live copy's (or drops the live copy
-  when the chat has no active game any more). So a unit of work always starts from the
-  stored state, whichever worker saved it last, and `GameRepository.save` refusing a stale
-  version with `Conflict` stays a last resort. SQLite: the live copy is the truth between
-  saves, as before (no query per update). `peek` reads the stored game on a shared database.
-- **`running_games_of`** asks the database on a shared one (`games.running_with`); on
-  SQLite this process's live copies hold every running game.
-- **Timers**: deadlines, half-time warnings and computer moves are stored with each save as
-  the game's due time (`due_of`, `GameRecord.due_at`); on a shared database any worker's
-  scheduler claims what is due (`bot.play.deadlines`), on SQLite they stay in-process
-  tasks that look up the live record.
-
-- **Table edits** wait in this process's memory (`Screens`, `Sender`), but a save that
-  changes a running game also stores when its table is to be redrawn (`redraw_at`,
-  `REDRAW_AFTER` later) unless a worker has drawn that state by then (the send ledger marks
-  it drawn): so a worker that died with a table edit pending leaves it to another, which
-  claims it as due work. The ledger also keeps each message's contents in order across
-  workers (`storage.sends`).
-
-- **`chat_of_game`** keeps game id -> chat id in memory once it knows it; only a chat's
-  migration (group to supergroup) on another worker changes it, and `for_game` asks again
-  when the chat it remembers no longer has that game.
-
-What stays this process's own: **delivery** (`Screens`, `Sender`) remembers what each
-message shows in this process only. A worker that loads a game another one moved knows its
-messages by the ids stored with the record, not by what they show (its first edit of one
-may be a call that changes nothing, which Telegram refuses and the bot takes as shown).
+In webhook mode the update being handled (`bot.handling`) is marked handled in the inbox in
+the transaction of its first save, so a change and its update are committed together.
 """
 
 from __future__ import annotations
@@ -64,7 +34,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Final
 
 from bot import handling
@@ -88,10 +58,6 @@ from storage import (
 logger = logging.getLogger(__name__)
 
 RELOAD_DELAYS: Final = (0.0, 1.0, 5.0, 15.0, 60.0)
-REDRAW_AFTER: Final = timedelta(seconds=20)
-"""Shared database: a running game's table that no worker has drawn this long after the
-save that changed it is redrawn by whichever worker claims it (its own table edits come
-within a few seconds, unless a 429 holds the chat back)."""
 
 
 @dataclass(slots=True)
@@ -168,75 +134,36 @@ class GameStore:
         self.loaded: list[Callable[[GameRecord], None]] = []  # made live from the database
         self.forgotten: list[Callable[[GameRecord], None]] = []  # a record no longer live
         self.show_again: Callable[[GameRecord], Awaitable[None]] | None = None  # reloaded
-        # When the bot next has work on a record without an update, set before each write
-        # (`GameRecord.due_at`: how workers on a shared database find what is due).
-        self.due_of: Callable[[GameRecord], datetime | None] | None = None
 
     # ---------------------------------------------------------------- units of work
 
-    @property
-    def shared(self) -> bool:
-        """Whether other workers use the database too (PostgreSQL): then the chat's lock is
-        also the database's, and a live copy is used only while it is the stored version."""
-        return self.db.shared
-
     @contextlib.asynccontextmanager
     async def for_chat(self, chat_id: int) -> AsyncIterator[Unit]:
-        """The chat's game under the chat's lock: on a shared database, held across every
-        worker, and the game as currently stored (the live copy if it is still the stored
-        version, else loaded again)."""
+        """The chat's game under the chat's lock (the live copy, or loaded)."""
         with logs.ids(chat_id=chat_id):
-            async with self.locks[chat_id], self._db_lock(chat_id):
+            async with self.locks[chat_id]:
                 record = await self.load(chat_id)
                 with logs.ids(game_id=record.id if record is not None else None):
                     yield Unit(chat_id, record)
 
-    def _db_lock(self, chat_id: int) -> contextlib.AbstractAsyncContextManager[None]:
-        # SQLite: this process's lock is the whole lock (the database's would be one more).
-        return self.db.chat_lock(chat_id) if self.db.shared else contextlib.nullcontext()
-
     @contextlib.asynccontextmanager
     async def locked(self, *chat_ids: int) -> AsyncIterator[None]:
         """The chats' locks for the block, without loading anything (callers that `load`
-        or use the live copy themselves): this process's, then, on a shared database, the
-        database's, each in the order given (callers that lock several chats keep to one
-        order)."""
-        if len(chat_ids) == 1 and not self.db.shared:
-            async with self.locks[chat_ids[0]]:
-                yield
-            return
+        or use the live copy themselves), each in the order given (callers that lock several
+        chats keep to one order)."""
         async with contextlib.AsyncExitStack() as stack:
             for chat_id in chat_ids:
                 await stack.enter_async_context(self.locks[chat_id])
-            if self.db.shared:
-                for chat_id in chat_ids:
-                    await stack.enter_async_context(self.db.chat_lock(chat_id))
             yield
 
     @contextlib.asynccontextmanager
     async def for_game(self, game_id: int) -> AsyncIterator[Unit | None]:
-        """The chat of game `game_id` under its lock (None: the bot knows no such game).
-
-        On a shared database the chat this worker remembers for the game may be out of date:
-        another worker may have moved the game with its group (a supergroup migration).
-        So when the chat's game is not this one, the game's chat is asked again, and if it
-        moved, that chat is the unit's."""
-        remembered = game_id in self._chat_of
+        """The chat of game `game_id` under its lock (None: the bot knows no such game)."""
         chat_id = await self.chat_of_game(game_id)
         if chat_id is None:
             yield None
             return
         async with self.for_chat(chat_id) as unit:
-            record = unit.record
-            if not (self.db.shared and remembered) or (record is not None and record.id == game_id):
-                yield unit
-                return
-            self._chat_of.pop(game_id, None)
-            moved = await self.chat_of_game(game_id)
-            if moved is None or moved == chat_id:
-                yield unit
-                return
-        async with self.for_chat(moved) as unit:
             yield unit
 
     # ---------------------------------------------------------------- reading
@@ -250,13 +177,9 @@ class GameStore:
 
     async def running_games_of(self, person: Person) -> list[GameRecord]:
         """The running games in which this person has a seat, for reading (a unit of work
-        takes `for_chat` on the game's chat before changing it): on a shared database as
-        stored, whichever worker plays them; else this process's live copies, which hold
+        takes `for_chat` on the game's chat before changing it): the live copies, which hold
         every running game."""
-        if not self.db.shared:
-            return [r for r in self._live.values() if r.status == "running" and seated(r, person)]
-        async with self.db.transaction(readonly=True) as tx:
-            return await tx.games.running_with(player_id=person.player_id)
+        return [r for r in self._live.values() if r.status == "running" and seated(r, person)]
 
     async def stored(self, chat_id: int) -> GameRecord | None:
         """The chat's lobby or running game as stored, or None."""
@@ -268,10 +191,7 @@ class GameStore:
 
     async def load(self, chat_id: int) -> GameRecord | None:
         """The chat's game, made the live copy if it came from the database (callers hold
-        the chat's lock). On a shared database the live copy is checked against the stored
-        version first (one small query): another worker may have saved or ended the game."""
-        if self.db.shared:
-            return await self._load_current(chat_id)
+        the chat's lock)."""
         record = self._live.get(chat_id)
         if record is None:
             record = await self.stored(chat_id)
@@ -279,34 +199,21 @@ class GameStore:
                 self._loaded(record)
         return record
 
-    async def _load_current(self, chat_id: int) -> GameRecord | None:
-        live = self._live.get(chat_id)
-        current = await self.db.current_game(chat_id)
-        if live is not None and current == (live.id, live.version):
-            return live
-        stored = None if current is None else await self.stored(chat_id)
-        if live is not None:  # another worker saved it since, or ended it
-            self.forget(live)
-        if stored is not None:
-            self._loaded(stored)
-        return stored
-
     def _loaded(self, record: GameRecord) -> None:
         self.remember(record)
         for listener in self.loaded:
             listener(record)
 
-    async def checked(self, chat_id: int) -> GameRecord | None:
-        """The live copy for callers that hold the chat's lock (`locked`) and act only on a
-        game this worker has live: on a shared database as current as `load` makes it; else
-        this process's live copy or None, never loaded from the database."""
-        return await self.load(chat_id) if self.db.shared else self._live.get(chat_id)
+    def checked(self, chat_id: int) -> GameRecord | None:
+        """The live copy, for callers that hold the chat's lock (`locked`) and act only on a
+        game that is live; never loaded from the database."""
+        return self._live.get(chat_id)
 
     async def peek(self, chat_id: int) -> GameRecord | None:
-        """The chat's game for reading only, without the chat's lock: it does not become
-        the live copy (only a locked `load` may put one in place). On a shared database,
-        as stored (another worker may have changed it since this one's live copy)."""
-        record = None if self.db.shared else self._live.get(chat_id)
+        """The chat's game for reading only, without the chat's lock: the live copy, else
+        as stored (it does not become the live copy: only a locked `load` may put one in
+        place)."""
+        record = self._live.get(chat_id)
         return record if record is not None else await self.stored(chat_id)
 
     async def chat_of_game(self, game_id: int) -> int | None:
@@ -331,13 +238,11 @@ class GameStore:
     async def create(self, record: GameRecord) -> GameRecord:
         """Store a new lobby (or practice game) and make it the chat's live record."""
         update = handling.pending()  # webhook mode: the update's id goes with its change
-        if self.due_of is not None:
-            record.due_at = self.due_of(record)
         try:
             async with self.db.transaction() as tx:
                 record = await tx.games.create(record=record)
                 if update is not None:
-                    await tx.updates.record(update_id=update.update_id)
+                    await tx.inbox.done(update_id=update.update_id, at=self.kit.clock())
         except StorageError as exc:
             self.watch.failed(exc)
             raise
@@ -395,14 +300,8 @@ class GameStore:
         self, record: GameRecord, result: FinishedGame | None, *, quiet: bool = False
     ) -> None:
         # Webhook mode: the update being handled is stored as handled with its first save
-        # (not with message ids only), so that a redelivery of it is not applied twice.
+        # (not with message ids only), so that it is not handled twice.
         update = None if quiet else handling.pending()
-        if self.due_of is not None:
-            record.due_at = self.due_of(record)
-        if not quiet:  # the game changed: its table is to be drawn anew
-            record.state_version = record.version + 1
-            running = self.db.shared and record.status == "running"
-            record.redraw_at = self.kit.clock() + REDRAW_AFTER if running else None
         try:
             if result is None and update is None:  # one statement (see `Database.save_game`)
                 record.version = await self.db.save_game(record)
@@ -414,7 +313,7 @@ class GameStore:
                     if result is not None:
                         await tx.results.record(result=result)
                     if update is not None:
-                        await tx.updates.record(update_id=update.update_id)
+                        await tx.inbox.done(update_id=update.update_id, at=self.kit.clock())
         except StorageError as exc:
             self.watch.failed(exc)
             raise

@@ -254,6 +254,7 @@ error-unknown-button = Diese Schaltfläche kenne ich nicht.
 error-conflict = Im selben Moment hat sich etwas geändert; bitte tippe noch einmal.
 error-storage = Das ließ sich gerade nicht speichern, es ist also nichts passiert. Bitte tippe noch einmal.
 error-unavailable = Das ließ sich nicht speichern: Der Server des Bots kann im Moment keine Spiele speichern, es ist also nichts passiert. Bitte versuch es später noch einmal.
+error-later = Der Bot kann das gerade nicht speichern. Es ist vorgemerkt und zählt, sobald er wieder speichern kann.
 operator-database-down = ⚠️ Die Datenbank kann nichts speichern: { $cause }. Bis sie es wieder kann, bekommen Tipps und Befehle „ließ sich nicht speichern“ zur Antwort, und die Spiele warten. (Eine Nachricht pro Ausfall.)
 operator-database-back = ✅ Die Datenbank speichert wieder, nach { $seconds } s und { $failures } gescheiterten Speicherungen; die Spiele gehen weiter.
 error-game-over = Das Spiel ist vorbei.

@@ -254,6 +254,7 @@ error-unknown-button = I don't know this button.
 error-conflict = Something changed at the same moment; please tap again.
 error-storage = That could not be saved just now, so nothing happened. Please tap again.
 error-unavailable = That could not be saved: the bot's server cannot store games at the moment, so nothing happened. Please try again later.
+error-later = The bot cannot store that right now. It is kept and counts as soon as the bot can store again.
 operator-database-down = ⚠️ The database cannot store anything: { $cause }. Until it can, taps and commands are answered “could not be saved” and games wait. (One message per outage.)
 operator-database-back = ✅ The database stores again, after { $seconds } s and { $failures } failed saves; games go on.
 error-game-over = The game is over.

@@ -21,12 +21,14 @@ from storage.errors import (
     DatabaseUnavailable,
     DatabaseUnreachable,
     DatabaseUnusable,
+    Fenced,
     InvalidRecord,
     NotFound,
     SchemaTooNew,
     StorageError,
     StoredGameError,
 )
+from storage.lease import Lease, SoleLease, worker_name
 from storage.meta import DEPARTURES, META_VERSION, Departure, GameMeta, LogEntry, LogKind
 from storage.records import (
     ACTIVE_STATUSES,
@@ -47,9 +49,11 @@ from storage.repositories import (
     OVERALL_SCOPE,
     ChatRepository,
     GameRepository,
+    InboxRepository,
     PlayerRepository,
     ResultRepository,
-    UpdateRepository,
+    StateRepository,
+    Stored,
 )
 from storage.schema import LATEST_VERSION
 from storage.url import DEFAULT_DATABASE_URL, DatabaseURL, parse_database_url
@@ -73,13 +77,16 @@ __all__ = [
     "DatabaseUnreachable",
     "DatabaseUnusable",
     "Departure",
+    "Fenced",
     "FinishedGame",
     "GameMeta",
     "GameRecord",
     "GameRepository",
     "GameStatus",
+    "InboxRepository",
     "InvalidRecord",
     "LeaderboardRow",
+    "Lease",
     "Lobby",
     "LogEntry",
     "LogKind",
@@ -92,11 +99,14 @@ __all__ = [
     "ResultRepository",
     "SchemaTooNew",
     "Seat",
+    "SoleLease",
+    "StateRepository",
     "StorageError",
+    "Stored",
     "StoredGameError",
     "Transaction",
-    "UpdateRepository",
     "check_database",
     "parse_database_url",
     "utcnow",
+    "worker_name",
 ]

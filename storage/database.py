@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 
 from storage.backend import Backend, SqliteBackend, read_outcome
-from storage.errors import DatabaseBusy, DatabaseUnavailable, StorageError
+from storage.errors import DatabaseBusy, DatabaseUnavailable, Fenced, StorageError
+from storage.lease import Lease, SoleLease
 from storage.records import GameRecord
 from storage.repositories import (
     ChatRepository,
     GameRepository,
+    InboxRepository,
     PlayerRepository,
     ResultRepository,
     Session,
-    UpdateRepository,
+    StateRepository,
 )
 from storage.schema import current_version, migrate
-from storage.sends import SendRepository
 from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class Transaction:
     when the ``async with db.transaction()`` block ends normally, or not at all.
     """
 
-    __slots__ = ("_session", "chats", "games", "players", "results", "sends", "updates")
+    __slots__ = ("_session", "chats", "games", "inbox", "players", "results", "state")
 
     def __init__(self, session: Session) -> None:
         self._session = session
@@ -62,8 +63,8 @@ class Transaction:
         self.players = PlayerRepository(session)
         self.chats = ChatRepository(session)
         self.results = ResultRepository(session)
-        self.sends = SendRepository(session)
-        self.updates = UpdateRepository(session)
+        self.inbox = InboxRepository(session)
+        self.state = StateRepository(session)
 
     async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
         """A group became a supergroup: move its games, settings, results and statistics.
@@ -119,40 +120,40 @@ class Database:
         # of each transaction that committed, from holding the database to the COMMIT's
         # outcome. Set by whoever measures (the bot's metrics); storage knows nothing of them.
         self.observer: Callable[[str, float], None] | None = None
-        self._chat_locks = ChatLocks()
+        self.fence: Lease | None = None
 
-    @property
-    def shared(self) -> bool:
-        """Whether other processes may use this database at the same time (PostgreSQL).
-        SQLite: no, one process owns the file (the bot runs one worker on it), so what this
-        process holds in memory and its own locks are the whole truth."""
-        return False
+    def lease(self, name: str) -> Lease:
+        """The lease of the worker that plays, for this process (named `name`). SQLite: one
+        process owns the file, so it always leads (`SoleLease`); PostgreSQL: the one row of
+        table ``leader`` (`storage.postgres.PostgresLease`)."""
+        return SoleLease(name)
 
-    @asynccontextmanager
-    async def chat_lock(self, chat_id: int) -> AsyncIterator[None]:
-        """Hold the chat's lock for a unit of work (the block): of the workers on this
-        database, one at a time holds it. Take it before opening the block's transactions,
-        never inside one.
+    def fence_with(self, lease: Lease | None) -> None:
+        """From now on, write transactions and game saves belong to `lease`'s holder: each
+        first checks that it still leads (`Lease.held`) and raises `Fenced` if not, and
+        every game save and inbox mark is checked against its epoch in the database too.
+        None: no such checks (SQLite, where one process owns the file, needs none)."""
+        self.fence = lease
 
-        SQLite: one process owns the file, so this is this process's `asyncio.Lock` for the
-        chat and nothing more (`storage.postgres.PostgresDatabase.chat_lock` holds across
-        processes). Not reentrant: the same task taking the same chat again waits forever.
-        """
-        async with self._chat_locks[chat_id]:
-            yield
-
-    async def try_lead(self) -> bool:
-        """Whether this process leads the workers on this database (the one that re-renders
-        stored games and sets the command menus at start-up). SQLite: always, it is alone."""
-        return True
+    def _epoch(self, readonly: bool) -> int | None:
+        """The epoch this write transaction's game saves must still hold (None: unchecked);
+        raises `Fenced` if this process no longer leads."""
+        lease = self.fence
+        if lease is None or readonly:
+            return None
+        if not lease.held():
+            raise Fenced(f"this worker ({lease.name}) does not lead: nothing was written")
+        return lease.epoch
 
     @classmethod
-    async def open(cls, url: str | DatabaseURL) -> Database:
+    async def open(cls, url: str | DatabaseURL, *, name: str | None = None) -> Database:
+        """Open (and migrate) the database; `name`: this process's name among the workers
+        (PostgreSQL: every connection's ``application_name``; default `worker_name()`)."""
         parsed = parse_database_url(url) if isinstance(url, str) else url
         if parsed.scheme == "postgresql":  # a pool of connections, not one (storage.postgres)
             from storage.postgres import PostgresDatabase
 
-            return await PostgresDatabase.open(parsed)
+            return await PostgresDatabase.open(parsed, name=name)
         backend = await SqliteBackend.open(parsed)
         try:
             await migrate(backend)
@@ -203,24 +204,22 @@ class Database:
                 raise RuntimeError("the database is closed")
             yield task
 
-    def side_transaction(self) -> contextlib.AbstractAsyncContextManager[Transaction]:
-        """A write transaction for short bookkeeping that units of work wait for (the send
-        ledger's claims): on PostgreSQL on a connection of its own, outside the pool; here,
-        with one connection for everything, an ordinary one."""
-        return self.transaction()
-
     @asynccontextmanager
-    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:
+    async def transaction(
+        self, *, readonly: bool = False, fenced: bool = True
+    ) -> AsyncIterator[Transaction]:
         """A unit of work: commit on normal exit, roll back on any exception.
 
         A write transaction (the default) takes the database's write lock when it begins.
         Transactions of this `Database` queue behind each other; opening one inside another in
-        the same task raises RuntimeError instead of deadlocking.
+        the same task raises RuntimeError instead of deadlocking. ``fenced=False``: a write
+        any worker may make, leading or not (the inbox's), unchecked by `fence_with`.
         """
+        epoch = self._epoch(readonly or not fenced)
         async with self._exclusive() as task:
             started = time.perf_counter()
             self._owner = task
-            session = Session(self._backend)
+            session = Session(self._backend, epoch)
             try:
                 await self._backend.begin(write=not readonly)
                 try:
@@ -284,12 +283,6 @@ class Database:
             return version
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
-
-    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
-        """The id and version of the chat's game in the lobby or running (`games.current`),
-        or None; on PostgreSQL one statement, without a transaction around it."""
-        async with self.transaction(readonly=True) as tx:
-            return await tx.games.current(chat_id=chat_id)
 
     async def _send_saves(self) -> None:
         """Send the waiting one-statement saves, a batch per hold of the lock (a transaction
@@ -367,6 +360,12 @@ class Database:
                 if not self._closed:
                     await self._backend.rollback()
             raise
+
+    async def accept_update(self, *, update_id: int, body: str, at: datetime) -> bool:
+        """Store an update Telegram posted, for the leader (any worker may, leading or not);
+        True if it was new, False if the inbox has it already (a redelivery)."""
+        async with self.transaction(fenced=False) as tx:
+            return await tx.inbox.accept(update_id=update_id, body=body, at=at)
 
     async def schema_version(self) -> int:
         async with self._lock:

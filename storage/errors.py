@@ -19,6 +19,12 @@ class Conflict(StorageError):
     """
 
 
+class Fenced(StorageError):
+    """This worker no longer leads (its lease ran out, or another worker took it): nothing
+    was written. Several workers on PostgreSQL; the leader's writes check its lease
+    (`storage.lease`)."""
+
+
 class InvalidRecord(StorageError, ValueError):
     """The database refused a record (a foreign key, CHECK or NOT NULL constraint)."""
 

@@ -103,9 +103,7 @@ class GameMeta:
     unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
-    was given extra time after a restart (once per move). ``heard``: when each player last
-    tapped their hand (seconds since the epoch), so that every worker knows whether they are
-    looking (turn alerts).
+    was given extra time after a restart (once per move).
     """
 
     title: str = ""
@@ -122,7 +120,6 @@ class GameMeta:
     previous_durak: str | None = None
     warned: bool = False
     grace_move: int | None = None
-    heard: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of a newer release, kept as they were."""
 
@@ -157,8 +154,6 @@ class GameMeta:
             out["warned"] = True
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
-        if self.heard:
-            out["heard"] = self.heard
         return out
 
     @classmethod
@@ -170,7 +165,6 @@ class GameMeta:
         asked = value.get("asked")
         left = value.get("left")
         log = value.get("log")
-        heard = value.get("heard")
         return cls(
             title=_text(value.get("title")),
             opener=_text(value.get("opener")),
@@ -194,15 +188,17 @@ class GameMeta:
             previous_durak=_text_or_none(value.get("previous_durak")),
             warned=value.get("warned") is True,
             grace_move=_int_or_none(value.get("grace_move")),
-            heard={str(k): v for k, v in heard.items() if type(v) is int}
-            if isinstance(heard, Mapping)
-            else {},
             extra={k: v for k, v in value.items() if k not in _KNOWN},
         )
 
 
-_KNOWN: Final = frozenset(
-    {"v", *(name for name in GameMeta.__dataclass_fields__ if name != "extra")}
+_DROPPED: Final = frozenset({"heard"})
+"""Keys an earlier release wrote and this one no longer keeps (``heard``: when each player
+last tapped, for workers that did not see the tap): read and left out."""
+
+_KNOWN: Final = (
+    frozenset({"v", *(name for name in GameMeta.__dataclass_fields__ if name != "extra")})
+    | _DROPPED
 )
 
 

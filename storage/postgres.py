@@ -17,14 +17,9 @@ What SQLite's single writer gave for free, and how it holds here (READ COMMITTED
 - a lock wait longer than ``busy_timeout`` (``lock_timeout``) or a deadlock is
   `DatabaseBusy`, a unique violation `Conflict`, another constraint `InvalidRecord`.
 
-Across workers, a unit of work holds its chat's lock (`PostgresDatabase.chat_lock`): a
-session advisory lock (``pg_advisory_lock``, keys of their own: `chat_lock_key`) on a
-connection of the pool that the task keeps for the block. Its transactions run on that same
-connection, so a task holding a chat's lock never waits for a second connection: however
-many updates run at once, the pool cannot be emptied by holders waiting for more of it. The
-lock ends with the block, or with the connection when its worker dies. It needs a session
-of its own on the server: a pooler in front of PostgreSQL (pgbouncer) must pool sessions,
-not transactions.
+Several workers may share the database; one of them plays (`PostgresLease`, the row of table
+``leader``): see `storage.lease`. Every connection a worker opens carries its name as
+``application_name``, so that a new leader can end the sessions of one that hangs.
 """
 
 from __future__ import annotations
@@ -33,16 +28,19 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import re
-from collections.abc import AsyncIterator, Iterable
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, ClassVar, Final
 
 import asyncpg
 
 from storage.backend import Backend, Params, Row
-from storage.database import ChatLocks, Database, Transaction
+from storage.codec import to_us
+from storage.database import Database, Transaction
 from storage.errors import (
     Conflict,
     DatabaseBusy,
@@ -51,6 +49,7 @@ from storage.errors import (
     InvalidRecord,
     StorageError,
 )
+from storage.lease import LEASE_SECONDS, SAFETY, Lease, worker_name
 from storage.records import GameRecord
 from storage.repositories import GameRepository, Session
 from storage.schema import current_version, migrate
@@ -58,28 +57,9 @@ from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
 
-LEAD_LOCK = 0x44_75_72_61_6B_03
-"""Session advisory lock key of the leading worker (`PostgresDatabase.try_lead`)."""
-
 CONNECT_SECONDS = 10.0
 """How long opening the pool's first connection may take before the server counts as
 unreachable."""
-
-CHAT_LOCK_SPACE: Final = 0x43  # "C": the top byte of every chat's advisory lock key
-"""The chats' advisory lock keys carry this top byte; the named keys (`MIGRATION_LOCK`,
-`RESULTS_LOCK`, `SEND_LOCK`, `LEAD_LOCK`: "Durak" and a number, 48 bits) have 0 there, so
-none is ever a chat's."""
-
-_CHAT_BITS: Final = 56
-
-
-def chat_lock_key(chat_id: int) -> int:
-    """The advisory lock key of a chat (a signed 64-bit number): `CHAT_LOCK_SPACE` in the top
-    byte, the chat id (two's complement) in the 56 bits below it. Telegram's ids fit in 52
-    bits, so each chat has a key of its own."""
-    if not -(1 << (_CHAT_BITS - 1)) <= chat_id < 1 << (_CHAT_BITS - 1):
-        raise ValueError(f"chat id {chat_id} is out of range for a lock key")
-    return (CHAT_LOCK_SPACE << _CHAT_BITS) | (chat_id & ((1 << _CHAT_BITS) - 1))
 
 
 @functools.lru_cache(maxsize=512)
@@ -135,26 +115,14 @@ def _translate(error: BaseException, where: str) -> BaseException:
 
 
 class _Connection(asyncpg.Connection):  # type: ignore[misc]
-    """asyncpg's connection, reset on its way back into the pool only as far as the bot
-    changes a session: the chat locks it held (`pg_advisory_unlock_all`). asyncpg's own
-    reset also closes cursors, stops listening and resets every setting, a round trip after
-    every transaction for what the bot never does (its settings are given when connecting);
-    an open transaction is rolled back whatever this says."""
+    """asyncpg's connection, not reset on its way back into the pool: asyncpg's reset closes
+    cursors, stops listening and resets every setting, a round trip after every transaction
+    for what the bot never does (its settings are given when connecting); an open
+    transaction is rolled back whatever this says."""
 
-    __slots__ = ("_session_locks",)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._session_locks = False
-
-    def holds_session_locks(self) -> None:
-        """A session advisory lock is (or may be) held: released when the pool takes it back."""
-        self._session_locks = True
+    __slots__ = ()
 
     def get_reset_query(self) -> str:
-        if self._session_locks:
-            self._session_locks = False
-            return "SELECT pg_advisory_unlock_all()"
         return ""
 
 
@@ -210,15 +178,6 @@ class PostgresBackend(Backend):
 
     async def lock(self, key: int) -> None:
         await self._call("execute", "SELECT pg_advisory_xact_lock(?)", key)
-
-    async def lock_session(self, key: int) -> None:
-        """Hold advisory lock ``key`` until `unlock_session` or the connection's end (not
-        the transaction's); a wait past ``lock_timeout`` is `DatabaseBusy`."""
-        self._conn.holds_session_locks()  # even a wait cut short may have been granted
-        await self._call("execute", "SELECT pg_advisory_lock(?)", key)
-
-    async def unlock_session(self, key: int) -> None:
-        await self._call("execute", "SELECT pg_advisory_unlock(?)", key)
 
     @property
     def in_transaction(self) -> bool:
@@ -282,10 +241,13 @@ class PostgresPool:
         self.url = url
 
     @classmethod
-    async def open(cls, url: DatabaseURL, *, seconds: float = CONNECT_SECONDS) -> PostgresPool:
-        """Open the pool (its first ``pool_min`` connections); `DatabaseUnreachable` if the
-        server does not answer in ``seconds``, `DatabaseUnusable` if it refuses (the
-        password, a database that does not exist)."""
+    async def open(
+        cls, url: DatabaseURL, *, name: str = "durak", seconds: float = CONNECT_SECONDS
+    ) -> PostgresPool:
+        """Open the pool (its first ``pool_min`` connections), each connection named `name`
+        (its ``application_name``); `DatabaseUnreachable` if the server does not answer in
+        ``seconds``, `DatabaseUnusable` if it refuses (the password, a database that does
+        not exist)."""
         try:
             pool = await asyncpg.create_pool(
                 url.dsn,
@@ -293,8 +255,7 @@ class PostgresPool:
                 max_size=url.pool_max,
                 timeout=seconds,
                 connection_class=_Connection,
-                # Waiting longer than this for a row lock or an advisory lock: DatabaseBusy.
-                server_settings={"lock_timeout": str(url.busy_timeout_ms)},
+                server_settings=_session_settings(url, name),
                 # No cache of prepared statements across a pooler (pgbouncer) is needed: the
                 # bot's statements are few and fixed, so asyncpg's own cache is kept.
             )
@@ -352,17 +313,16 @@ class PostgresPool:
         self._pool.terminate()  # a connection still busy after 10 s
 
 
-@dataclass(slots=True)
-class _Holding:
-    """A task's chat locks: the connection they are held on, and the chats."""
-
-    backend: PostgresBackend
-    chats: set[int] = field(default_factory=set)
-
-
 def _reason(error: BaseException) -> str:
     text = str(error).splitlines()[0] if str(error) else ""
     return text or type(error).__name__
+
+
+def _session_settings(url: DatabaseURL, name: str) -> dict[str, str]:
+    """Every connection's settings: its worker's name (a new leader ends the sessions of one
+    that hangs by it), and waiting longer than ``busy_timeout`` for a lock is
+    `DatabaseBusy`."""
+    return {"application_name": name[:63], "lock_timeout": str(url.busy_timeout_ms)}
 
 
 class PostgresDatabase(Database):
@@ -373,33 +333,27 @@ class PostgresDatabase(Database):
     does not call `Database.__init__`, and overrides every method that uses it.
     """
 
-    def __init__(self, pool: PostgresPool, url: DatabaseURL) -> None:
+    def __init__(self, pool: PostgresPool, url: DatabaseURL, name: str) -> None:
         self._pool = pool
         self.url = url
+        self.name = name
         self._closed = False
         self._owners: set[asyncio.Task[object]] = set()
-        self._chat_locks = ChatLocks()
-        self._holders: dict[asyncio.Task[object], _Holding] = {}  # task -> its lock connection
-        self._leading: Any = None  # the connection holding LEAD_LOCK, once it got it
-        self._side: Any = None  # the connection of `side_transaction`, once opened
-        self._side_lock = asyncio.Lock()
-
-    @property
-    def shared(self) -> bool:
-        """Other workers may use this database at the same time."""
-        return True
+        self.observer = None
+        self.fence = None
 
     @classmethod
-    async def open(cls, url: str | DatabaseURL) -> PostgresDatabase:
+    async def open(cls, url: str | DatabaseURL, *, name: str | None = None) -> PostgresDatabase:
         parsed = parse_database_url(url) if isinstance(url, str) else url
-        pool = await PostgresPool.open(parsed)
+        name = name or worker_name()
+        pool = await PostgresPool.open(parsed, name=name)
         try:
             async with pool.connection() as backend:
                 await migrate(backend)
         except BaseException:
             await pool.close()
             raise
-        db = cls(pool, parsed)
+        db = cls(pool, parsed, name)
         try:
             await db._rate_unrated()
         except BaseException:
@@ -412,83 +366,11 @@ class PostgresDatabase(Database):
         if self._closed:
             return
         self._closed = True
-        await self._stop_leading()
-        side, self._side = self._side, None
-        if side is not None:
-            with contextlib.suppress(Exception):
-                await side.close(timeout=5)
         await self._pool.close()
 
-    @asynccontextmanager
-    async def side_transaction(self) -> AsyncIterator[Transaction]:
-        """A write transaction on a connection of its own, outside the pool, one at a time:
-        for short bookkeeping that units of work wait for (the send ledger's claims). A
-        unit holds its pool connection while it waits, so such work must not need one: with
-        every connection held by a unit waiting for it, nothing would move."""
-        if self._closed:
-            raise RuntimeError("the database is closed")
-        async with self._side_lock:
-            try:
-                if self._side is None or self._side.is_closed():
-                    self._side = await asyncpg.connect(self.url.dsn, timeout=CONNECT_SECONDS)
-            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
-                raise self._own_connection_error(error) from error
-            backend = PostgresBackend(self._side, self.url)
-            session = Session(backend)
-            await backend.begin(write=True)
-            try:
-                yield Transaction(session)
-            except BaseException:
-                session.active = False
-                with contextlib.suppress(Exception):
-                    await backend.rollback()
-                raise
-            session.active = False
-            await backend.commit()
-
-    async def try_lead(self) -> bool:
-        """Whether this process holds the leader's lock (``LEAD_LOCK``, a session advisory
-        lock on a connection of its own, outside the pool, kept until `close`): taken if
-        no other process holds it. A leader whose connection broke (the lock went with it)
-        tries to take it again. Errors are the storage layer's, as for a transaction."""
-        if self._closed:
-            raise RuntimeError("the database is closed")
-        connection = self._leading
-        try:
-            if connection is not None and not connection.is_closed():
-                await connection.fetchval("SELECT 1")  # still there: still the leader
-                return True
-            self._leading = None
-            connection = await asyncpg.connect(self.url.dsn, timeout=CONNECT_SECONDS)
-            try:
-                took = await connection.fetchval("SELECT pg_try_advisory_lock($1)", LEAD_LOCK)
-            except BaseException:
-                await connection.close()
-                raise
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
-            await self._stop_leading()
-            raise self._own_connection_error(error) from error
-        if not took:
-            await connection.close()
-            return False
-        self._leading = connection
-        return True
-
-    def _own_connection_error(self, error: BaseException) -> BaseException:
-        """The storage layer's error for a failure on a connection of its own (outside the
-        pool): as `_translate` says, else `DatabaseUnreachable`."""
-        translated = _translate(error, str(self.url))
-        if translated is error:
-            return DatabaseUnreachable(
-                f"database {self.url}: {_reason(error)}", where=str(self.url)
-            )
-        return translated
-
-    async def _stop_leading(self) -> None:
-        connection, self._leading = self._leading, None
-        if connection is not None:
-            with contextlib.suppress(Exception):
-                await connection.close(timeout=5)  # the session's lock goes with it
+    def lease(self, name: str) -> PostgresLease:
+        """The lease of the worker that plays, as worker `name` sees it (`PostgresLease`)."""
+        return PostgresLease(self.url, name)
 
     def _enter(self) -> asyncio.Task[object] | None:
         task = asyncio.current_task()
@@ -499,77 +381,16 @@ class PostgresDatabase(Database):
         return task
 
     @asynccontextmanager
-    async def chat_lock(self, chat_id: int) -> AsyncIterator[None]:
-        """Hold the chat's lock across every worker on this database for the block.
-
-        First this process's `asyncio.Lock` for the chat (so one process keeps at most one
-        connection per chat, waiting or holding), then a connection of the pool with the
-        chat's session advisory lock on it. Every transaction (and `save_game`) that this
-        task opens inside the block runs on that connection, so the holder never needs a
-        second one. A second chat locked inside the block (in a fixed order, as migrating a
-        chat does) takes its advisory lock on the same connection.
-
-        The lock is released when the block ends, and by the server when the connection
-        drops (a worker that died, a connection cut). Waiting longer than ``busy_timeout``
-        for it is `DatabaseBusy`; a server out of reach `DatabaseUnreachable`. Taking it
-        inside an open transaction, or the same chat twice in one task, is a RuntimeError.
-        """
-        task = self._enter()
-        if task is None:
-            raise RuntimeError("a chat's lock is held by a task; take it inside one")
-        held = self._holders.get(task)
-        if held is not None and chat_id in held.chats:
-            raise RuntimeError(f"this task holds the lock of chat {chat_id} already")
-        key = chat_lock_key(chat_id)
-        async with self._chat_locks[chat_id]:
-            if held is not None:  # another chat's lock, on the connection held already
-                await held.backend.lock_session(key)
-                held.chats.add(chat_id)
-                try:
-                    yield
-                finally:
-                    held.chats.discard(chat_id)
-                    await asyncio.shield(self._unlock(held.backend, key))
-                return
-            async with self._pool.connection() as backend:
-                # Released with the connection: the pool's reset runs pg_advisory_unlock_all
-                # (or drops a connection it cannot reset), so a lock that was granted while
-                # its wait was cancelled is not left behind either.
-                await backend.lock_session(key)
-                self._holders[task] = _Holding(backend, {chat_id})
-                try:
-                    yield
-                finally:
-                    del self._holders[task]
-
-    @staticmethod
-    async def _unlock(backend: PostgresBackend, key: int) -> None:
-        try:
-            await backend.unlock_session(key)
-        except Exception:
-            logger.warning("could not release a chat's lock: its connection is dropped")
-            backend.terminate()
-
-    @asynccontextmanager
-    async def _connection(
-        self, task: asyncio.Task[object] | None
-    ) -> AsyncIterator[PostgresBackend]:
-        """The connection of the task's chat lock, if it holds one; else one of the pool."""
-        held = self._holders.get(task) if task is not None else None
-        if held is not None:
-            yield held.backend
-            return
-        async with self._pool.connection() as backend:
-            yield backend
-
-    @asynccontextmanager
-    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[Transaction]:
+    async def transaction(
+        self, *, readonly: bool = False, fenced: bool = True
+    ) -> AsyncIterator[Transaction]:
+        epoch = self._epoch(readonly or not fenced)
         task = self._enter()
         if task is not None:
             self._owners.add(task)
         try:
-            async with self._connection(task) as backend:
-                session = Session(backend)
+            async with self._pool.connection() as backend:
+                session = Session(backend, epoch)
                 await backend.begin(write=not readonly)
                 try:
                     yield Transaction(session)
@@ -580,11 +401,6 @@ class PostgresDatabase(Database):
                     # one that ended the block, never the rollback's.
                     with contextlib.suppress(Exception):
                         await backend.rollback()
-                    if backend.in_transaction and task in self._holders:
-                        # A chat lock's connection that cannot be rolled back is no use to
-                        # the rest of the unit: dropped, its lock with it (and what the unit
-                        # does next fails, rather than running without the lock).
-                        backend.terminate()
                     raise
                 session.active = False
                 # In a task of its own, awaited to its end even by a caller cancelled
@@ -604,9 +420,10 @@ class PostgresDatabase(Database):
     async def save_game(self, record: GameRecord) -> int:
         """As `Database.save_game`: the usual move is one UPDATE that commits by itself (on
         a connection of the pool), anything else the full transaction."""
-        task = self._enter()
-        async with self._connection(task) as backend:
-            version = await GameRepository(Session(backend)).save_in_place(
+        epoch = self._epoch(False)
+        self._enter()
+        async with self._pool.connection() as backend:
+            version = await GameRepository(Session(backend, epoch)).save_in_place(
                 record=record, expected_version=record.version
             )
         if version is not None:
@@ -614,12 +431,18 @@ class PostgresDatabase(Database):
         async with self.transaction() as tx:
             return await tx.games.save(record=record, expected_version=record.version)
 
-    async def current_game(self, chat_id: int) -> tuple[int, int] | None:
-        """As `Database.current_game`: one statement (on the chat lock's connection, if the
-        task holds one), no BEGIN and COMMIT around it."""
-        task = self._enter()
-        async with self._connection(task) as backend:
-            return await GameRepository(Session(backend)).current(chat_id=chat_id)
+    async def accept_update(self, *, update_id: int, body: str, at: datetime) -> bool:
+        """As `Database.accept_update`, in one statement that also tells the leader
+        (``NOTIFY`` on `INBOX_CHANNEL`, with the update's id and this worker's name)."""
+        self._enter()
+        async with self._pool.connection() as backend:
+            rows = await backend.fetchall(
+                "WITH new AS (INSERT INTO inbox (update_id, body, received_us) VALUES (?, ?, ?) "
+                "ON CONFLICT (update_id) DO NOTHING RETURNING update_id) "
+                "SELECT update_id, pg_notify(?, update_id::text || ' ' || ?) AS told FROM new",
+                (update_id, body, to_us(at), INBOX_CHANNEL, self.name),
+            )
+        return bool(rows)
 
     async def schema_version(self) -> int:
         async with self._pool.connection() as backend:
@@ -628,3 +451,211 @@ class PostgresDatabase(Database):
     async def integrity_check(self) -> list[str]:
         async with self._pool.connection() as backend:
             return await backend.integrity_check()
+
+
+INBOX_CHANNEL: Final = "durak_inbox"
+"""The channel on which a worker that stored an update tells the leader (payload: the
+update's id and the worker's name)."""
+
+_NOW_US: Final = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT"
+"""The database server's clock in microseconds: every worker's lease is reckoned by it."""
+
+
+class PostgresLease(Lease):
+    """The lease on PostgreSQL: the one row of table ``leader``, read and written on a
+    connection of its own (outside the pool, named after the worker like all of its
+    connections), by the database server's clock.
+
+    A standby takes the lease when it is free, ran out (its holder hangs or cannot reach the
+    database), or its holder's lease connection is gone (the process died: the server ended
+    its session), and then ends the sessions of the worker it took the lease from, so that
+    nothing that worker still had open (a transaction and its row locks) holds up the new
+    leader. The leader renews it on the same connection; losing that connection ends the
+    lead at once (`held` is False) until a renewal on a new one finds the lease still
+    this worker's. The leader's connection also carries `listen`'s channels."""
+
+    def __init__(
+        self,
+        url: DatabaseURL,
+        name: str,
+        *,
+        seconds: float = LEASE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(name[:63])
+        self.url = url
+        self.seconds = seconds
+        self._clock = clock
+        self._until = -math.inf  # this process's clock: leads until then
+        self._conn: Any = None
+        self._lock = asyncio.Lock()  # one statement at a time on the connection
+        self._listeners: dict[str, Callable[[str], None]] = {}
+        self._seen: str | None = None  # the holder, as last seen
+        self._closed = False
+
+    def held(self) -> bool:
+        return self.epoch is not None and self._clock() < self._until
+
+    def holder(self) -> str | None:
+        return self.name if self.held() else self._seen or None
+
+    async def acquire(self) -> bool:
+        started = self._clock()
+        row = await self._fetchrow(
+            "WITH old AS (SELECT holder, pid, expires_us FROM leader WHERE id = 1 FOR UPDATE), "
+            "taken AS (UPDATE leader SET holder = $1, pid = pg_backend_pid(), "
+            f"epoch = leader.epoch + 1, expires_us = {_NOW_US} + $2 FROM old "
+            f"WHERE leader.id = 1 AND (old.holder = '' OR old.expires_us < {_NOW_US} "
+            "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
+            "WHERE a.pid = old.pid AND a.application_name = old.holder)) "
+            "RETURNING leader.epoch) "
+            "SELECT old.holder, (SELECT epoch FROM taken) AS epoch FROM old",
+            self.name,
+            round(self.seconds * 1e6),
+        )
+        if row is None:
+            raise DatabaseUnusable(
+                f"database {self.url}: table leader has no row (schema damaged?)",
+                where=str(self.url),
+            )
+        previous = str(row["holder"])
+        if row["epoch"] is None:
+            self._seen = previous
+            return False
+        self.epoch = int(row["epoch"])
+        self._until = started + self.seconds - SAFETY
+        self._seen = self.name
+        if previous and previous != self.name:
+            await self._end_sessions_of(previous)
+        logger.info("this worker (%s) leads now (epoch %s)", self.name, self.epoch)
+        return True
+
+    async def _end_sessions_of(self, worker: str) -> None:
+        """End every session of `worker` (the leader this one replaces): a transaction it
+        still has open is rolled back, its locks released."""
+        try:
+            ended = await self._fetchval(
+                "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = $1 AND pid <> pg_backend_pid()) AS t",
+                worker,
+            )
+        except StorageError as error:
+            logger.warning("could not end the sessions of %s: %s", worker, error)
+            return
+        if ended:
+            logger.info("ended %s database sessions of the previous leader %s", ended, worker)
+
+    async def renew(self) -> bool:
+        if self.epoch is None:
+            return False
+        started = self._clock()
+        renewed = await self._fetchval(
+            f"UPDATE leader SET expires_us = {_NOW_US} + $1, pid = pg_backend_pid() "
+            "WHERE id = 1 AND holder = $2 AND epoch = $3 RETURNING epoch",
+            round(self.seconds * 1e6),
+            self.name,
+            self.epoch,
+        )
+        if renewed is None:
+            logger.warning("this worker (%s) lost the lead (epoch %s)", self.name, self.epoch)
+            self.epoch = None
+            self._until = -math.inf
+            return False
+        self._until = started + self.seconds - SAFETY
+        return True
+
+    async def release(self) -> None:
+        epoch, self.epoch = self.epoch, None
+        self._until = -math.inf
+        if epoch is None:
+            return
+        try:
+            await self._fetchval(
+                "UPDATE leader SET expires_us = 0 WHERE id = 1 AND holder = $1 AND epoch = $2 "
+                "RETURNING epoch",
+                self.name,
+                epoch,
+            )
+        except StorageError as error:  # it runs out by itself
+            logger.warning("could not hand the lead over: %s", error)
+        else:
+            logger.info("this worker (%s) handed the lead over", self.name)
+
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        """Call `callback` with the payload of each notification on `channel`, on this
+        lease's connection (and on every connection it opens later), until `unlisten`."""
+        self._listeners[channel] = callback
+        async with self._lock:
+            conn = await self._connection()
+            await conn.add_listener(channel, self._relay)
+
+    async def unlisten(self, channel: str) -> None:
+        self._listeners.pop(channel, None)
+        conn = self._conn
+        if conn is not None and not conn.is_closed():
+            with contextlib.suppress(Exception):
+                async with self._lock:
+                    await conn.remove_listener(channel, self._relay)
+
+    def _relay(self, _conn: Any, _pid: int, channel: str, payload: object) -> None:
+        callback = self._listeners.get(channel)
+        if callback is not None:
+            callback(str(payload))
+
+    async def close(self) -> None:
+        self._closed = True
+        self.epoch = None
+        self._until = -math.inf
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close(timeout=5)
+
+    def _lost(self, conn: Any) -> None:
+        """The lease's connection ended: the lead with it, until a renewal on a new one."""
+        if conn is self._conn:
+            self._until = -math.inf
+
+    async def _connection(self) -> Any:
+        if self._closed:
+            raise RuntimeError("the lease is closed")
+        conn = self._conn
+        if conn is None or conn.is_closed():
+            self._conn = None
+            conn = await asyncpg.connect(
+                self.url.dsn,
+                timeout=CONNECT_SECONDS,
+                server_settings=_session_settings(self.url, self.name),
+            )
+            conn.add_termination_listener(self._lost)
+            for channel in self._listeners:
+                await conn.add_listener(channel, self._relay)
+            self._conn = conn
+        return conn
+
+    async def _fetchrow(self, sql: str, *args: Any) -> Any:
+        async with self._lock:
+            try:
+                conn = await self._connection()
+                return await conn.fetchrow(sql, *args)
+            except (
+                asyncpg.PostgresError,
+                asyncpg.InterfaceError,
+                asyncpg.InternalClientError,  # the server ended the session (see `_call`)
+                OSError,
+                TimeoutError,
+            ) as error:
+                conn, self._conn = self._conn, None
+                if conn is not None:  # a connection in doubt: a new one, and no lead until
+                    conn.terminate()  # a renewal on it says the lease is still ours
+                self._until = -math.inf
+                translated = _translate(error, str(self.url))
+                if translated is error:
+                    translated = DatabaseUnreachable(
+                        f"database {self.url}: {_reason(error)}", where=str(self.url)
+                    )
+                raise translated from error
+
+    async def _fetchval(self, sql: str, *args: Any) -> Any:
+        row = await self._fetchrow(sql, *args)
+        return None if row is None else row[0]

@@ -52,12 +52,6 @@ class GameRecord:
     ``timeouts`` counts consecutive timeouts per player id. Datetimes are timezone-aware.
     ``meta`` is the bot's own state of the game (chat title, event log, languages, who left
     how): a typed `GameMeta`, stored as versioned JSON (see `storage.meta`).
-    ``due_at`` is when the bot next has work on the game without an update (the deadline, a
-    half-time warning, a computer's move), as the bot set it before the save: workers on a
-    shared database find the chats that are due by it (`GameRepository.claim_due`).
-    ``state_version`` is the version of the last save that changed the game (not only its
-    message ids); ``redraw_at``, on a shared database, when a worker redraws the table if no
-    worker has drawn that state by then (a worker that died with its table edit pending).
     """
 
     chat_id: int
@@ -75,9 +69,6 @@ class GameRecord:
     meta: GameMeta = field(default_factory=GameMeta)
     id: int | None = None
     version: int = 0
-    due_at: datetime | None = None
-    state_version: int = 0
-    redraw_at: datetime | None = None
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from storage.codec import (
     to_us,
     to_us_or_none,
 )
-from storage.errors import Conflict, NotFound, StoredGameError
+from storage.errors import Conflict, Fenced, NotFound, StoredGameError
 from storage.meta import GameMeta
 from storage.ratings import Skill
 from storage.records import (
@@ -56,13 +56,18 @@ RESULTS_LOCK = 0x44_75_72_61_6B_01
 
 
 class Session:
-    """The backend, usable only while its transaction is open."""
+    """The backend, usable only while its transaction is open.
 
-    __slots__ = ("_backend", "active")
+    ``epoch``: the leader's lease epoch that this transaction's game saves must still hold
+    (PostgreSQL, several workers: `storage.lease`); a save whose epoch has passed writes
+    nothing and raises `Fenced`. None (SQLite, one process; reads): no such check."""
 
-    def __init__(self, backend: Backend) -> None:
+    __slots__ = ("_backend", "active", "epoch")
+
+    def __init__(self, backend: Backend, epoch: int | None = None) -> None:
         self._backend = backend
         self.active = True
+        self.epoch = epoch
 
     @property
     def dialect(self) -> str:
@@ -73,6 +78,26 @@ class Session:
         if not self.active:
             raise RuntimeError("this transaction is over; open a new one with db.transaction()")
         return self._backend
+
+    def fence(self) -> tuple[str, Params]:
+        """The condition (after ``AND``) and parameters that make a statement write only
+        while this transaction's epoch still leads; ("", ()) without an epoch."""
+        if self.epoch is None:
+            return "", ()
+        return " AND EXISTS (SELECT 1 FROM leader WHERE epoch = ?)", (self.epoch,)
+
+    async def fenced(self) -> None:
+        """Raise `Fenced` if this transaction's epoch no longer leads (a fenced statement
+        wrote nothing: this tells why)."""
+        if self.epoch is None:
+            return
+        row = await self.fetchone("SELECT epoch FROM leader WHERE id = 1")
+        current = None if row is None else int(row["epoch"])
+        if current != self.epoch:
+            raise Fenced(
+                f"this worker's lead (epoch {self.epoch}) has passed to another "
+                f"(epoch {current}): nothing was written"
+            )
 
     async def execute(self, sql: str, params: Params = ()) -> None:
         await self._check().execute(sql, params)
@@ -97,7 +122,7 @@ class Session:
 
 _GAME_COLUMNS = (
     "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
-    "deadline_us, timeouts, created_us, started_us, meta, version, due_us, state_version, redraw_us"
+    "deadline_us, timeouts, created_us, started_us, meta, version"
 )
 
 
@@ -118,9 +143,6 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         to_us(record.created_at),
         to_us_or_none(record.started_at),
         dumps(record.meta.to_json()),
-        to_us_or_none(record.due_at),
-        record.state_version,
-        to_us_or_none(record.redraw_at),
     )
 
 
@@ -144,9 +166,6 @@ def _game_record(row: Row) -> GameRecord:
         started_at=from_us_or_none(row["started_us"]),
         meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
-        due_at=from_us_or_none(row["due_us"]),
-        state_version=int(row["state_version"]),
-        redraw_at=from_us_or_none(row["redraw_us"]),
     )
 
 
@@ -179,22 +198,24 @@ class GameRepository:
             raise ValueError(f"game {record.id} is already stored; save it instead")
         if record.status not in ACTIVE_STATUSES:
             raise ValueError(f"a new game must be in the lobby or running, not {record.status!r}")
-        values = _game_values(record)
+        fence, fenced = self._s.fence()
         try:
             row = await self._s.fetchone(
                 "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
                 "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
-                "meta, due_us, state_version, redraw_us, updated_us, version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, 1) "
+                "meta, updated_us, version) "
+                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE 1 = 1{fence} "
                 "RETURNING id",
-                (*values[:-2], values[-1], to_us(utcnow())),
+                (*_game_values(record), to_us(utcnow()), *fenced),
             )
         except Conflict as error:
             raise Conflict(
                 f"chat {record.chat_id} already has a game in the lobby or running"
             ) from error
+        if row is None:
+            await self._s.fenced()
         assert row is not None
-        return replace(record, id=int(row["id"]), version=1, state_version=1)
+        return replace(record, id=int(row["id"]), version=1)
 
     async def get(self, *, game_id: int) -> GameRecord:
         """The game with this id, whatever its status. Raises `NotFound`."""
@@ -214,48 +235,22 @@ class GameRepository:
             raise NotFound(f"chat {chat_id} has no game in the lobby or running")
         return _game_record(row)
 
-    async def current(self, *, chat_id: int) -> tuple[int, int] | None:
-        """The id and version of the chat's game in the lobby or running, or None: one row
-        of the active-game index, for a worker to see whether its copy is still the stored
-        one before it loads the whole record."""
-        row = await self._s.fetchone(
-            "SELECT id, version FROM games WHERE chat_id = ? AND status IN ('lobby', 'running')",
-            (chat_id,),
-        )
-        return None if row is None else (int(row["id"]), int(row["version"]))
-
-    async def running_with(self, *, player_id: str) -> list[GameRecord]:
-        """The running games in which ``player_id`` has a seat, oldest first (a game this
-        code cannot load is left out with a warning, as in `all_active`)."""
-        # The seats live in the lobby's JSON: its text naming the id picks the candidates
-        # (one SQL for both databases), the seats themselves decide.
-        pattern = "%" + player_id.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
-        rows = await self._s.fetchall(
-            f"SELECT {_GAME_COLUMNS} FROM games WHERE status = 'running' "
-            "AND lobby LIKE ? ESCAPE '!' ORDER BY id",
-            (pattern,),
-        )
-        return [
-            record
-            for record in _loadable(rows)
-            if any(seat.player_id == player_id for seat in record.lobby.seats)
-        ]
-
     async def save_in_place(self, *, record: GameRecord, expected_version: int) -> int | None:
         """`save`'s usual case, in one statement: the game is at ``expected_version`` and
         keeps its chat and status. The new version; None, writing nothing, otherwise."""
         if record.id is None:
             raise ValueError("this game was never created; use games.create")
         chat_id, status, *rest = _game_values(record)
+        fence, fenced = self._s.fence()
         # Chat and status unchanged, so neither is written and SQLite leaves the active-game
         # index alone (rewriting it cost more than the rest of the save).
         row = await self._s.fetchone(
             "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
             "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, due_us = ?, state_version = ?, "
-            "redraw_us = ?, updated_us = ?, version = version + 1 "
-            "WHERE id = ? AND version = ? AND chat_id = ? AND status = ? RETURNING version",
-            (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status),
+            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
+            f"WHERE id = ? AND version = ? AND chat_id = ? AND status = ?{fence} "
+            "RETURNING version",
+            (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status, *fenced),
         )
         return None if row is None else int(row["version"])
 
@@ -269,6 +264,8 @@ class GameRepository:
         version = await self.save_in_place(record=record, expected_version=expected_version)
         if version is not None:
             return version
+        await self._s.fenced()
+        fence, fenced = self._s.fence()
         chat_id, status, *rest = _game_values(record)
         now = to_us(utcnow())
         current = await self._s.fetchone("SELECT version FROM games WHERE id = ?", (record.id,))
@@ -284,11 +281,10 @@ class GameRepository:
             row = await self._s.fetchone(
                 "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
                 "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
-                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, due_us = ?, "
-                "state_version = ?, redraw_us = ?, updated_us = ?, version = version + 1 "
-                "WHERE id = ? AND version = ? "
+                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, updated_us = ?, "
+                f"version = version + 1 WHERE id = ? AND version = ?{fence} "
                 "RETURNING version",
-                (chat_id, status, *rest, now, record.id, expected_version),
+                (chat_id, status, *rest, now, record.id, expected_version, *fenced),
             )
         except Conflict as error:
             raise Conflict(
@@ -296,7 +292,8 @@ class GameRepository:
                 f"lobby or running"
             ) from error
         if row is None:  # PostgreSQL: another writer saved it since the SELECT (SQLite holds
-            # the write lock, so nothing changed there)
+            # the write lock, so nothing changed there), or the lead passed meanwhile
+            await self._s.fenced()
             raise Conflict(
                 f"game {record.id} was saved by another writer: expected version {expected_version}"
             )
@@ -354,58 +351,6 @@ class GameRepository:
                 f"chats {old_chat_id} and {new_chat_id} both have a game in the lobby or running"
             ) from error
         return len(rows)
-
-    async def claim_due(
-        self, *, now: datetime, until: datetime, limit: int
-    ) -> list[tuple[int, int, bool]]:
-        """Claim up to ``limit`` lobbies and running games due at ``now``, the earliest
-        first: by ``due_at``, or by ``redraw_at`` while no worker has drawn the table of the
-        game's ``state_version`` (`drawn`). Each due time reached becomes ``until``, a lease
-        (a worker that dies with its claim leaves the game due again then); the version
-        stays, so that copies of it are not made stale. Returns each claimed game's chat id,
-        version, and whether its table was due for a redraw.
-
-        Of two transactions claiming at once, each game goes to one: on PostgreSQL a row the
-        other holds is skipped (``FOR UPDATE SKIP LOCKED``), and the outer condition is
-        checked again on a row changed meanwhile; SQLite's writer is alone anyway.
-        """
-        skip = " FOR UPDATE SKIP LOCKED" if self._s.dialect == "postgresql" else ""
-        due = to_us(now)
-        rows = await self._s.fetchall(
-            "UPDATE games SET "
-            "due_us = CASE WHEN due_us <= ? THEN ? ELSE due_us END, "
-            "redraw_us = CASE WHEN redraw_us <= ? THEN ? ELSE redraw_us END "
-            f"WHERE id IN (SELECT id FROM games WHERE {_DUE} ORDER BY {_WHEN} LIMIT ?{skip}) "
-            f"AND {_DUE} RETURNING chat_id, version, {_REDRAW} AND redraw_us = ? AS redraw",
-            (due, to_us(until), due, to_us(until), due, due, limit, due, due, to_us(until)),
-        )
-        return [(int(row["chat_id"]), int(row["version"]), bool(row["redraw"])) for row in rows]
-
-    async def next_due(self) -> datetime | None:
-        """The earliest time a lobby or running game is due (as `claim_due` reckons it;
-        claimed ones at their lease's end), or None."""
-        row = await self._s.fetchone(
-            f"SELECT MIN({_WHEN}) AS due FROM games WHERE status IN ('lobby', 'running')"
-        )
-        return None if row is None or row["due"] is None else from_us(int(row["due"]))
-
-    async def drawn(self, drawn: list[tuple[int, int]]) -> None:
-        """Each (game id, version): a worker showed the group the table of that version, so
-        no other redraws it (`claim_due`). Never moves the mark back."""
-        if drawn:
-            await self._s.executemany(
-                "UPDATE games SET drawn_version = ? WHERE id = ? AND drawn_version < ?",
-                [(version, game_id, version) for game_id, version in drawn],
-            )
-
-
-# A game is due (two times as parameters: now) when its due time has come, or when its table
-# waits for a redraw: `_WHEN` is the earlier of the two.
-_REDRAW = "(status = 'running' AND redraw_us IS NOT NULL AND drawn_version < state_version)"
-_DUE = f"status IN ('lobby', 'running') AND (due_us <= ? OR ({_REDRAW} AND redraw_us <= ?))"
-_WHEN = (
-    f"CASE WHEN {_REDRAW} AND (due_us IS NULL OR redraw_us < due_us) THEN redraw_us ELSE due_us END"
-)
 
 
 # --------------------------------------------------------------------------------- players
@@ -1127,45 +1072,124 @@ class ResultRepository:
         await self.recompute_ratings(chat_id=new_chat_id)  # the merged games, in order
 
 
-class UpdateRepository:
-    """The Telegram updates the bot has handled, by update id (webhook mode: Telegram delivers
-    an update again when it got no 200 for it, and a redelivery must not be applied twice)."""
+class InboxRepository:
+    """The updates Telegram posted (webhook mode), by update id: stored by whichever worker
+    took the POST, before it answered 200 (`accept`), and handled by the leader in order,
+    each marked handled in the transaction of its changes (`done`) or right after it (`note`).
+    Kept `prune`'s age, so that Telegram's redelivery of one is recognised."""
 
     def __init__(self, session: Session) -> None:
         self._s = session
 
-    async def handled(self, *, update_id: int) -> bool:
-        """Whether update `update_id` was handled already."""
+    async def accept(self, *, update_id: int, body: str, at: datetime) -> bool:
+        """Store a posted update unless it is here already; True if it was new."""
         row = await self._s.fetchone(
-            "SELECT update_id FROM handled_updates WHERE update_id = ?", (update_id,)
+            "INSERT INTO inbox (update_id, body, received_us) VALUES (?, ?, ?) "
+            "ON CONFLICT (update_id) DO NOTHING RETURNING update_id",
+            (update_id, body, to_us(at)),
         )
         return row is not None
 
-    async def record(self, *, update_id: int, at: datetime | None = None) -> None:
-        """Record the update as handled, in the transaction of its changes. Raises `Conflict`
-        if it is recorded already (another worker handled it meanwhile): the transaction must
-        then roll back, so that nothing of it is applied twice."""
-        try:
-            await self._s.execute(
-                "INSERT INTO handled_updates (update_id, handled_us) VALUES (?, ?)",
-                (update_id, to_us(at or utcnow())),
+    async def waiting(self, *, limit: int, ids: Iterable[int] | None = None) -> list[Stored]:
+        """Updates not handled yet, oldest id first (of ``ids`` only, if given)."""
+        if ids is None:
+            rows = await self._s.fetchall(
+                "SELECT update_id, body FROM inbox WHERE handled_us IS NULL "
+                "ORDER BY update_id LIMIT ?",
+                (limit,),
             )
-        except Conflict as error:
-            raise Conflict(f"update {update_id} was handled already") from error
+        else:
+            wanted = list(ids)[:limit]
+            if not wanted:
+                return []
+            marks = ", ".join("?" * len(wanted))
+            rows = await self._s.fetchall(
+                "SELECT update_id, body FROM inbox WHERE handled_us IS NULL "
+                f"AND update_id IN ({marks}) ORDER BY update_id",
+                tuple(wanted),
+            )
+        return [Stored(int(row["update_id"]), str(row["body"])) for row in rows]
 
-    async def note(self, *, update_id: int, at: datetime | None = None) -> bool:
-        """Record the update as handled unless it is; True if it was not recorded before."""
+    async def handled(self, *, update_id: int) -> bool:
+        """Whether update `update_id` is stored as handled."""
         row = await self._s.fetchone(
-            "INSERT INTO handled_updates (update_id, handled_us) VALUES (?, ?) "
+            "SELECT update_id FROM inbox WHERE update_id = ? AND handled_us IS NOT NULL",
+            (update_id,),
+        )
+        return row is not None
+
+    async def done(self, *, update_id: int, at: datetime) -> None:
+        """Mark the update handled, in the transaction of its changes. Raises `Conflict` if
+        it was handled already (the transaction must roll back: nothing of it twice), and
+        `Fenced` if this transaction's lead has passed. An update that is not stored (long
+        polling) is stored as handled."""
+        fence, fenced = self._s.fence()
+        row = await self._s.fetchone(
+            "UPDATE inbox SET handled_us = ? "
+            f"WHERE update_id = ? AND handled_us IS NULL{fence} RETURNING update_id",
+            (to_us(at), update_id, *fenced),
+        )
+        if row is not None:
+            return
+        await self._s.fenced()
+        if not await self.note(update_id=update_id, at=at):
+            raise Conflict(f"update {update_id} was handled already")
+
+    async def note(self, *, update_id: int, at: datetime) -> bool:
+        """Mark the update handled unless it is; True if it was not handled before."""
+        fence, fenced = self._s.fence()
+        row = await self._s.fetchone(
+            "UPDATE inbox SET handled_us = ? "
+            f"WHERE update_id = ? AND handled_us IS NULL{fence} RETURNING update_id",
+            (to_us(at), update_id, *fenced),
+        )
+        if row is not None:
+            return True
+        await self._s.fenced()
+        row = await self._s.fetchone(
+            "INSERT INTO inbox (update_id, body, received_us, handled_us) VALUES (?, '', ?, ?) "
             "ON CONFLICT (update_id) DO NOTHING RETURNING update_id",
-            (update_id, to_us(at or utcnow())),
+            (update_id, to_us(at), to_us(at)),
         )
         return row is not None
 
     async def prune(self, *, before: datetime) -> int:
-        """Forget the updates handled before `before`; how many were forgotten."""
+        """Forget the handled updates received before `before`; how many."""
         rows = await self._s.fetchall(
-            "DELETE FROM handled_updates WHERE handled_us < ? RETURNING update_id",
+            "DELETE FROM inbox WHERE received_us < ? AND handled_us IS NOT NULL "
+            "RETURNING update_id",
             (to_us(before),),
         )
         return len(rows)
+
+    async def count_waiting(self) -> int:
+        """How many updates wait for the leader."""
+        row = await self._s.fetchone("SELECT COUNT(*) AS n FROM inbox WHERE handled_us IS NULL")
+        return 0 if row is None else int(row["n"])
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """An update as the inbox keeps it: its id and the JSON Telegram posted."""
+
+    update_id: int
+    body: str
+
+
+class StateRepository:
+    """What the bot last told Telegram (its webhook, its command menus), as digests by key,
+    so that a new leader calls Telegram only when something changed."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+
+    async def get(self, *, key: str) -> str | None:
+        row = await self._s.fetchone("SELECT value FROM bot_state WHERE key = ?", (key,))
+        return None if row is None else str(row["value"])
+
+    async def put(self, *, key: str, value: str) -> None:
+        await self._s.execute(
+            "INSERT INTO bot_state (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )

@@ -112,12 +112,6 @@ class Budgets:
             times.remove(at)
             bisect.insort(times, now)
 
-    def unnote(self, chat_id: int, at: float) -> None:
-        """The call noted `at` did not go after all (the send ledger refused it)."""
-        for calls in (self._calls(chat_id), self._bot, self._bot_pace):
-            if at in calls.times:
-                calls.times.remove(at)
-
     def pause(self, chat_id: int, now: float, seconds: float) -> None:
         """Telegram answered 429: nothing more to this chat for `seconds`."""
         self._paused[chat_id] = max(self._paused.get(chat_id, 0.0), now + seconds)

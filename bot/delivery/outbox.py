@@ -9,6 +9,9 @@ pauses that chat alone (`Budgets.pause`) for exactly its `retry_after`.
 Every call that counts against a chat's limits is counted in `Budgets`; one that the
 `Sender` did not already fit into the budget (a reply to a command, say) waits here until
 the chat's budget allows it.
+
+Only the leader calls Telegram (`bot.leader`): `fence` is asked before every call, and a
+worker that no longer leads sends nothing (`NotLeading`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from bot.render import Rendered
 from bot.telegram.request import call
 
 if TYPE_CHECKING:
-    from bot.delivery.ledger import Ledger
+    from collections.abc import Callable
+
     from bot.delivery.sender import Timing
 
 logger = logging.getLogger(__name__)
@@ -103,6 +107,14 @@ class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
 
+class NotLeading(TelegramError):
+    """This worker no longer leads (another one plays now): nothing was sent. A refusal for
+    good, as far as the caller is concerned: it is not tried again."""
+
+    def __init__(self) -> None:
+        super().__init__("this worker no longer leads: nothing was sent")
+
+
 @dataclass(frozen=True, slots=True)
 class Sent:
     message_id: int
@@ -120,9 +132,8 @@ class Outbox:
         self.budgets = budgets or Budgets(Limits())
         self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
-        # Several workers on one database: each counted call is claimed there too
-        # (`bot.delivery.ledger`); None: this process is the only one sending.
-        self.ledger: Ledger | None = None
+        # Whether this worker leads (may call Telegram) now; None: it always does.
+        self.fence: Callable[[], bool] | None = None
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
@@ -134,10 +145,6 @@ class Outbox:
         while True:
             now = timing.now()
             at = budgets.ready_at(chat_id, now, once=True)
-            if at <= now and self.ledger is not None:
-                wait = await self.ledger.claim(chat_id, once=True)
-                now = timing.now()
-                at = now + wait
             if at <= now:
                 budgets.note(chat_id, now)
                 return now
@@ -162,29 +169,28 @@ class Outbox:
         alone (python-telegram-bot's rate limiter would hold back every call of every chat);
         ``patient=False`` raises it at once, for callers that retry later themselves.
         Either way the chat is paused for that long (`Budgets.pause`). ``budgeted``: the
-        sender counted this call in the chat's budget already.
+        sender counted this call in the chat's budget already. Raises `NotLeading` where
+        this worker no longer leads.
         """
         chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
             noted = None
             if isinstance(chat_id, int) and (attempt or not budgeted):
                 noted = await self._admit(chat_id)
+            if self.fence is not None and not self.fence():
+                raise NotLeading
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
                 wait = retry_after_seconds(exc)
                 if isinstance(chat_id, int):
                     self.budgets.pause(chat_id, self.timing.now(), wait)
-                    if self.ledger is not None:
-                        await self.ledger.pause(chat_id, wait)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
                 logger.info("%s: rate limited, trying again in %s s", method, wait)
             finally:
                 if noted is not None and isinstance(chat_id, int):  # counted from its answer
                     self.budgets.answered(chat_id, noted, self.timing.now())
-                    if self.ledger is not None:
-                        self.ledger.answered(chat_id)
         raise AssertionError("unreachable")
 
     async def send(
@@ -341,5 +347,25 @@ class Outbox:
                 ),
                 "scope": _ENCODER.encode({"type": scope}),
                 "language_code": language,
+            },
+        )
+
+    async def webhook_info(self) -> dict[str, Any]:
+        """What Telegram has of the webhook (`getWebhookInfo`). Raises Telegram's errors."""
+        result = await self._call("getWebhookInfo", {})
+        return result if isinstance(result, dict) else {}
+
+    async def set_webhook(
+        self, *, url: str, secret_token: str, allowed_updates: list[str], max_connections: int
+    ) -> None:
+        """Point Telegram at the webhook (pending updates kept). Raises Telegram's errors."""
+        await self._call(
+            "setWebhook",
+            {
+                "url": url,
+                "secret_token": secret_token,
+                "allowed_updates": _ENCODER.encode(allowed_updates),
+                "max_connections": max_connections,
+                "drop_pending_updates": False,
             },
         )

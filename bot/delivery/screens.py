@@ -22,8 +22,8 @@ the chat's lock (`GameStore.save_quietly`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any, Final
 
 from bot import render
@@ -103,11 +103,8 @@ class Screens:
         return self._sent_hands.get((record.id or 0, player)) is not None
 
     def tapped(self, record: GameRecord, player: str) -> None:
-        """The player tapped their hand just now: they are looking (no turn alert). Kept
-        with the record too (stored with its next save), for the other workers."""
-        now = self.kit.clock()
-        self._heard[(record.id or 0, player)] = now
-        record.meta.heard[player] = int(now.timestamp())
+        """The player tapped their hand just now: they are looking (no turn alert)."""
+        self._heard[(record.id or 0, player)] = self.kit.clock()
 
     def drop_hand(self, record: GameRecord, player: str) -> None:
         """Forget what the player's hand shows: the next pass sends it whatever it was."""
@@ -191,7 +188,6 @@ class Screens:
             message_id=record.lobby.message_id,
             kept=True,
             on_done=done,
-            version=record.version,
         )
 
     # ---------------------------------------------------------------- the table
@@ -224,14 +220,7 @@ class Screens:
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
-                self._store_new(
-                    chat_id,
-                    game_id,
-                    table_key(game_id),
-                    delivered,
-                    lambda r: r.table_message_id,
-                    _set_table,
-                )
+                self._store(chat_id, game_id, lambda r: _set_table(r, delivered.message_id))
 
         def failed(error: BaseException, _: Any) -> None:
             if isinstance(error, Blocked) and self.bot_gone is not None:
@@ -251,8 +240,6 @@ class Screens:
             kept=not running,
             on_done=done,
             on_failed=failed,
-            version=record.version,
-            draws=game_id,
         )
         return True
 
@@ -378,7 +365,6 @@ class Screens:
             kept=over,
             on_done=done,
             on_failed=failed,
-            version=record.version,
         )
 
     def _turn_alert(self, record: GameRecord, pid: str, deciding: bool) -> bool:
@@ -393,10 +379,6 @@ class Screens:
         if record.hand_messages.get(pid) is None:
             return False  # a new message anyway
         last = self._heard.get(key)
-        stored = record.meta.heard.get(pid)  # (a tap another worker saw)
-        if stored is not None:
-            seen = datetime.fromtimestamp(stored, tz=UTC)
-            last = seen if last is None or seen > last else last
         after = self.kit.settings.turn_alert_after
         return last is None or (self.kit.clock() - last).total_seconds() >= after
 
@@ -443,7 +425,6 @@ class Screens:
                 priority=Priority.ONCE,
                 message_id=mid,
                 kept=True,
-                version=record.version,
             )
 
     # ---------------------------------------------------------------- after Telegram took it
@@ -456,7 +437,7 @@ class Screens:
 
         async def run() -> None:
             async with self.store.locked(chat_id):
-                record = await self.store.checked(chat_id)
+                record = self.store.checked(chat_id)
                 if record is not None and record.id == game_id:
                     await work(record)
 
@@ -472,45 +453,13 @@ class Screens:
 
         self._locked(chat_id, game_id, apply)
 
-    def _store_new(
-        self,
-        chat_id: int,
-        game_id: int,
-        key: Hashable,
-        delivered: Delivered,
-        stored: Callable[[GameRecord], int | None],
-        change: Callable[[GameRecord, int], bool],
-        *,
-        in_chat: int | None = None,
-    ) -> None:
-        """A new message of slot `key` (a table, a lobby, a hand), its id stored with the
-        record: unless another worker's first message of that slot was stored meanwhile
-        (both sent one before either id was stored). Then that one is the chat's: this
-        worker's slot shows it from now on, and the message just sent is deleted, so that
-        the group keeps one table. For the table only, and only with several workers: a
-        lobby's or a hand's record may hold an earlier message of the same slot (the
-        lobby's, the previous game's hand), which this would take for another worker's.
-        `in_chat`: the chat the message is in, where it is not the game's."""
-        ours = delivered.message_id
-
-        async def apply(record: GameRecord) -> None:
-            theirs = stored(record)
-            first = delivered.previous is None and self.store.shared
-            if first and theirs is not None and theirs != ours:
-                self.sender.adopt(key, theirs)
-                self.sender.retire(in_chat or chat_id, ours, None, delete=True)
-                return
-            if change(record, ours):
-                await self.store.save_quietly(record)
-
-        self._locked(chat_id, game_id, apply)
-
     # ---------------------------------------------------------------- shutdown
 
-    async def close(self) -> None:
-        """Shutdown: what is still wanted goes out for a few seconds, then nothing more (a
-        restart shows every game anew)."""
-        await self.sender.close()
+    async def close(self, *, flush: bool = True) -> None:
+        """The end of the lead: what is still wanted goes out for a few seconds (``flush``;
+        else at once nothing more), then nothing more (the next leader shows every game
+        anew)."""
+        await self.sender.close(within=5.0 if flush else 0.0)
 
 
 def _set_table(record: GameRecord, message_id: int) -> bool:

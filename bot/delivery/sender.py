@@ -37,7 +37,6 @@ from bot.delivery.budget import Budgets
 from bot.delivery.outbox import Blocked, Outbox, Sent, transient
 from bot.ops import metrics
 from bot.render import Rendered
-from storage.sends import STALE, Screen
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +47,6 @@ AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
 holds sends back: a busy bot sends the awaited hands first, always, but a table that has
 waited 4 s goes before a hand that has just changed and cannot act, so nothing starves."""
-
-
-def _key_parts(key: Hashable) -> tuple[Any, ...]:
-    return key if isinstance(key, tuple) else (key,)
 
 
 def _retried(error: BaseException) -> bool:
@@ -107,11 +102,6 @@ class Delivered:
     previous: int | None = None
 
 
-class Superseded(Exception):
-    """Another worker sent newer content into the slot's message (the send ledger said so):
-    this content was dropped, and what the message shows is not known here."""
-
-
 Done = Callable[[Delivered, Any], None]
 Failed = Callable[[BaseException, Any], None]
 
@@ -143,8 +133,6 @@ class Slot:
     sending: bool = False
     shown: Rendered | None = None  # what Telegram last took for it
     deferred: bool = False  # its next send waited for the chat's budget
-    version: int | None = None  # the game version its content shows (several workers)
-    draws: int | None = None  # the game whose table it is
 
 
 class Sender:
@@ -165,7 +153,6 @@ class Sender:
         self._flushing = False  # shutting down: no slot waits for its interval
         self.merged = 0  # contents replaced before they could go (latest state won)
         self.deferred = 0  # sends that waited for a chat's budget
-        self.superseded = 0  # contents dropped: another worker sent a newer version
 
     # ---------------------------------------------------------------- features' side
 
@@ -189,13 +176,9 @@ class Sender:
         kept: bool = False,
         on_done: Done | None = None,
         on_failed: Failed | None = None,
-        version: int | None = None,
-        draws: int | None = None,
     ) -> Slot:
         """Want `content` shown in the slot `key` (created with `message_id`, the message it
-        edits; later the slot knows its message itself). Replaces content not yet sent.
-        `version`: the game version it shows, so that on a shared database no worker's
-        older content overwrites it (`Ledger`); `draws`: the game whose table it is."""
+        edits; later the slot knows its message itself). Replaces content not yet sent."""
         slot = self._slots.get(key)
         if slot is None:
             slot = self._slots[key] = Slot(key, chat_id, priority, message_id=message_id)
@@ -223,8 +206,6 @@ class Sender:
         slot.kept = kept
         slot.on_done = on_done
         slot.on_failed = on_failed
-        slot.version = version
-        slot.draws = draws
         slot.failures = 0
         slot.not_before = -math.inf
         self._want(slot)
@@ -250,14 +231,6 @@ class Sender:
         slot.reply_to = reply_to
         slot.on_done = on_done
         self._want(slot)
-
-    def adopt(self, key: Hashable, message_id: int) -> None:
-        """The slot's message is `message_id` from now on (another worker's, which the
-        chat keeps): the next send edits that one."""
-        slot = self._slots.get(key)
-        if slot is not None and not slot.sending:
-            slot.message_id = message_id
-            slot.shown = None  # what it shows is not known here
 
     def retire(
         self, chat_id: int, message_id: int, last_words: Rendered | None, *, delete: bool = True
@@ -437,78 +410,19 @@ class Sender:
         slot.sending = True
         slot.deferred = False
         self.budgets.note(slot.chat_id, now)
-        task = asyncio.get_running_loop().create_task(self._claimed(slot, now))
+        task = asyncio.get_running_loop().create_task(self._call(slot, now))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
 
-    async def _claimed(self, slot: Slot, now: float) -> None:
-        """Send the slot, once the send ledger (several workers) agrees; if it says wait,
-        the slot waits that long, its call not counted, and the chat may take another; if
-        it says another worker sent a newer version, this content is dropped."""
-        ledger = self.out.ledger
-        slot_claimed = ledger is not None and slot.content is not None
-        version = slot.version
-        screen = None
-        if version is not None:
-            gap = 0.0 if self._flushing else slot.gap
-            screen = Screen(":".join(map(str, _key_parts(slot.key))), version, gap)
-        if ledger is not None and slot.content is not None:
-            try:
-                wait = await ledger.claim(slot.chat_id, once=slot.kept, screen=screen)
-            except Exception:  # a bug: logged, and the call goes on the local count
-                logger.exception("claiming a call to chat %s failed", slot.chat_id)
-                wait = 0.0
-            if wait > 0 or wait == STALE:
-                self.budgets.unnote(slot.chat_id, now)
-                slot.sending = False
-                self._busy.discard(slot.chat_id)
-                if wait == STALE:
-                    self._superseded(slot, version)
-                else:
-                    slot.not_before = self.timing.now() + wait
-                    self._want(slot)
-                return
-        settled = False
+    async def _call(self, slot: Slot, now: float) -> None:
+        """Send the slot; its call counts in the chat's window from its answer."""
         try:
-            settled = await self._send(slot, now)
+            await self._send(slot, now)
         finally:
             self.budgets.answered(slot.chat_id, now, self.timing.now())
-            if ledger is not None and slot_claimed:
-                drawn = None
-                if settled and slot.draws is not None and version is not None:
-                    drawn = (slot.draws, version)
-                ledger.answered(
-                    slot.chat_id, screen=None if screen is None else screen.key, drawn=drawn
-                )
 
-    def _superseded(self, slot: Slot, version: int | None) -> None:
-        """The ledger refused the slot's content of `version`: another worker sent a newer
-        one. Content put meanwhile that is newer still goes; else the slot waits for the next."""
-        if slot.content is not None and (slot.version or 0) > (version or 0):
-            self._want(slot)
-            return
-        content, tag = slot.content, slot.tag
-        slot.content = None
-        slot.shown = None  # what the message shows is the other worker's
-        self.superseded += 1
-        if slot.release:
-            self._drop(slot)
-        else:
-            chat = self._chats.get(slot.chat_id)
-            if chat is not None:
-                chat.pop(slot.key, None)
-                if not chat:
-                    del self._chats[slot.chat_id]
-        if content is not None and slot.on_failed is not None:
-            try:
-                slot.on_failed(Superseded(), tag)
-            except Exception:
-                logger.exception("after a message to chat %s was superseded", slot.chat_id)
-        if not self._closed:
-            self._wake.set()
-
-    async def _send(self, slot: Slot, now: float) -> bool:
-        """Make the call; whether it is settled (Telegram took it, or refused it for good)."""
+    async def _send(self, slot: Slot, now: float) -> None:
+        """Make the call."""
         content, tag = slot.content, slot.tag
         slot.content = None
         fresh = slot.fresh
@@ -555,9 +469,6 @@ class Sender:
             self._drop(slot)
         if not self._closed:
             self._wake.set()
-        return delivered is not None or (
-            error is not None and not isinstance(error, RetryAfter) and not _retried(error)
-        )
 
     def _delivered(self, slot: Slot, delivered: Delivered, tag: Any, fresh: bool) -> None:
         slot.message_id = delivered.message_id

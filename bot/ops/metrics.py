@@ -153,6 +153,32 @@ def webhook_answered(status: int) -> None:
     WEBHOOK_POSTS.labels(str(int(status))).inc()
 
 
+LEADING: Final = Gauge(
+    "durak_leading",
+    "1 while this worker leads (plays every game), 0 while it stands by",
+)
+LEAD_TAKEN: Final = Counter(
+    "durak_lead_taken",
+    "Times this worker took the lead (its first start included)",
+)
+INBOX_HANDLED: Final = Counter(
+    "durak_inbox_updates",
+    "Updates the leader took from the inbox (webhook mode), by outcome: handled, or later "
+    "(the database could not store its changes: handled again later)",
+    ["outcome"],
+)
+
+
+def leading(now: bool) -> None:
+    LEADING.set(1 if now else 0)
+    if now:
+        LEAD_TAKEN.inc()
+
+
+def inbox_handled(stored: bool) -> None:
+    INBOX_HANDLED.labels("handled" if stored else "later").inc()
+
+
 def update_handled(kind: str, seconds: float) -> None:
     """An update of `kind` (one of `UPDATE_KINDS`) was handled in `seconds`."""
     _updates[kind].inc()

@@ -1,9 +1,9 @@
-"""`python -m bot.ops.probe [PATH]`: ask the running bot's health server, exit 0 or 1.
+"""`python -m bot.ops.probe [PATH]`: ask the running bot's web server, exit 0 or 1.
 
-The Docker image's HEALTHCHECK (a slim image has no curl). It reads `HEALTH_PORT` and
-`HEALTH_HOST` from the environment, as the bot does (`0.0.0.0` or `::`, every address, is
+The Docker image's HEALTHCHECK (a slim image has no curl). It reads `WEB_PORT` and
+`WEB_HOST` from the environment, as the bot does (`0.0.0.0` or `::`, every address, is
 asked on loopback), GETs PATH (default ``/healthz``) with no proxy and a 4 s timeout, and
-exits 0 on 200, 1 on anything else (another status, no answer, HEALTH_PORT not set), with
+exits 0 on 200, 1 on anything else (another status, no answer, WEB_PORT not set), with
 one line on stderr saying why.
 """
 
@@ -17,11 +17,11 @@ TIMEOUT = 4.0
 
 
 def probe(path: str = "/healthz") -> int:
-    port = os.environ.get("HEALTH_PORT", "").strip()
+    port = os.environ.get("WEB_PORT", "").strip()
     if not port.isdigit():
-        print("probe: HEALTH_PORT is not set: the bot serves no health checks", file=sys.stderr)
+        print("probe: WEB_PORT is not set: the bot serves no health checks", file=sys.stderr)
         return 1
-    host = os.environ.get("HEALTH_HOST", "").strip() or "127.0.0.1"
+    host = os.environ.get("WEB_HOST", "").strip() or "127.0.0.1"
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     connection = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
     try:

@@ -30,7 +30,8 @@ from bot.store import GameStore
 
 
 class Rooms:
-    """One per bot process: the store, delivery and every feature room, wired together."""
+    """The leader's (`bot.leader`: made anew each time a worker takes the lead): the store,
+    delivery and every feature room, wired together."""
 
     def __init__(self, kit: Kit) -> None:
         self.kit = kit
@@ -51,20 +52,20 @@ class Rooms:
         store.loaded.append(deadlines.wake_if_earlier)
         store.forgotten += [screens.forget, deadlines.forget]
         store.show_again = deadlines.show_again
-        store.due_of = deadlines.due_of
         screens.bot_gone = moderation.bot_gone
 
     async def start(self) -> int:
         """After a (re)start: every stored lobby and game shown again; how many."""
         return await self.deadlines.resume_all()
 
-    async def close(self) -> None:
-        """Shutdown: stop computer players' pending moves (they are re-planned after a
-        restart), background work and hands waiting to be shown again (a restart shows
-        every hand), publish pending table edits, then schedule nothing more."""
+    async def close(self, *, flush: bool = True) -> None:
+        """The end of the lead: stop computer players' pending moves (they are re-planned by
+        the next leader), background work and hands waiting to be shown again (the next
+        leader shows every hand), publish pending table edits (``flush``: for a few seconds;
+        else none: another worker plays already), then schedule nothing more."""
         await self.computers.close()
         await self.store.background.close()
-        await self.screens.close()
+        await self.screens.close(flush=flush)
 
 
 __all__ = [

@@ -1,11 +1,8 @@
 """Computer players: they move through the same path as people (apply, store, show).
 
 With `COMPUTER_DELAY` 0 they move at once, one after another; otherwise each move comes
-after the delay, in a task per chat, and a restart plans it again (`drive` from resume).
-On a shared database (several workers) a move after the delay is due work instead: its
-time is stored with the game (`GameRecord.due_at`), and whichever worker's deadline
-scheduler claims it makes the move (`move_due`), so a move planned by a worker that died
-is made by another.
+after the delay, in a task per chat, and a restart (or a new leader) plans it again
+(`drive` from resume).
 A stronger player searches in a worker thread; if it fails, it plays easy that move.
 """
 
@@ -61,22 +58,10 @@ class Computers(Room):
         if computer_to_move(record) is None:
             return
         if self.kit.settings.computer_delay > 0:
-            if self.kit.db.shared:  # due work (`GameRecord.due_at`) that any worker claims
-                return
             self._schedule(record.chat_id)
             return
         while (pid := computer_to_move(record)) is not None:
             await self._move(record, pid)
-
-    async def move_due(self, record: GameRecord) -> None:
-        """A computer's move came due (on a shared database, claimed by a worker's deadline
-        scheduler; the caller holds the chat's lock): the first computer the game waits for
-        moves, and the next ones as `drive` lets them."""
-        pid = computer_to_move(record)
-        if pid is None:
-            return
-        await self._move(record, pid)
-        await self.drive(record)
 
     def _schedule(self, chat_id: int) -> None:
         if chat_id not in self._thinking:

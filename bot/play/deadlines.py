@@ -7,16 +7,9 @@ so a chat whose lock is held holds back no other. At the deadline the bot moves 
 players it waits for (`engine.advice.timeout_action`: a defender takes, an opener plays
 the lowest card, others pass); the third timeout in a row removes the player as the durak
 (R18). After a restart, a turn that ran out (or nearly) while the bot was down gets
-`RESUME_GRACE` more, once per move (stored), so that taps sent meanwhile count.
-
-On a shared database (PostgreSQL, several workers) the work is found in the database, not
-in this process's memory: every save stores when the game is next due (`due_of`: the
-deadline, the half-time warning, a computer's move). Each worker's scheduler claims the
-chats that are due (`GameRepository.claim_due`: a lease of `DEADLINE_RETRY`, FOR UPDATE
-SKIP LOCKED), looks at least every `POLL_SECONDS` (other workers' saves do not wake it), and
-handles each claimed chat in a task under the chat's lock, where it checks that the game is
-still the version it claimed: so each deadline, warning and computer move is done once,
-and what was due on a worker that died is done by another when its lease runs out.
+`RESUME_GRACE` more, once per move (stored), so that taps sent meanwhile count. The same
+holds for a worker that takes the lead from another (`bot.leader`): it resumes every game
+as stored, and the scheduler runs in the leader only.
 """
 
 from __future__ import annotations
@@ -33,7 +26,7 @@ from bot import render
 from bot.delivery import Blocked, SendError
 from bot.kit import MAX_TIMEOUTS, title
 from bot.log import Move, RemovedForTimeouts, TimedOut
-from bot.play.computers import Computers, computer_to_move
+from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
 from engine.advice import forced_resign, timeout_action
@@ -43,8 +36,6 @@ logger = logging.getLogger(__name__)
 
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
-POLL_SECONDS: Final = 1.0  # shared database: the scheduler looks for due work this often
-CLAIM_BATCH: Final = 64  # shared database: chats claimed per look
 
 
 @dataclass(eq=False, repr=False)
@@ -57,10 +48,6 @@ class Deadlines(Room):
     _retry_at: dict[int, datetime] = field(default_factory=dict, init=False)
     # chat id -> the task handling its deadline now
     _due_tasks: dict[int, asyncio.Task[Any]] = field(default_factory=dict, init=False)
-    # chat id -> (move number, when): the computer's move planned at that move (`due_of`)
-    _computer_at: dict[int, tuple[int, datetime]] = field(default_factory=dict, init=False)
-    # shared database: one claiming look at a time (the scheduler's, or `run_due`'s)
-    _claiming: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
 
     # ---------------------------------------------------------------- when
 
@@ -72,43 +59,9 @@ class Deadlines(Room):
 
     def forget(self, record: GameRecord) -> None:
         self._retry_at.pop(record.chat_id, None)
-        self._computer_at.pop(record.chat_id, None)
-
-    def due_of(self, record: GameRecord) -> datetime | None:
-        """When the bot next has work on the record without an update: its deadline, the
-        half-time warning, or a computer's move (stored with each save as `due_at`)."""
-        if record.status not in ("lobby", "running"):
-            self._computer_at.pop(record.chat_id, None)
-            return None
-        times = [t for t in (record.deadline, self._warn_at(record)) if t is not None]
-        computer_at = self._computer_due(record)
-        if computer_at is not None:
-            times.append(computer_at)
-        return min(times, default=None)
-
-    def _computer_due(self, record: GameRecord) -> datetime | None:
-        """When a computer the game waits for moves: `COMPUTER_DELAY` after the move that
-        gave it the turn (as this process saw it: a copy loaded from another worker counts
-        from its first save here). With no delay the computer moves at once, in the same
-        unit of work; the time stored then is for a worker that died before it did."""
-        game = record.game
-        if game is None or computer_to_move(record) is None:
-            self._computer_at.pop(record.chat_id, None)
-            return None
-        planned = self._computer_at.get(record.chat_id)
-        if planned is not None and planned[0] == game.move_number:
-            return planned[1]
-        delay = self.kit.settings.computer_delay
-        wait = timedelta(seconds=delay) if delay > 0 else DEADLINE_RETRY
-        at = self.kit.clock() + wait
-        self._computer_at[record.chat_id] = (game.move_number, at)
-        return at
 
     def wake_if_earlier(self, record: GameRecord) -> None:
-        if self.kit.db.shared:
-            times = [record.due_at] if record.due_at is not None else []
-        else:
-            times = [t for t in (record.deadline, self._warn_at(record)) if t is not None]
+        times = [t for t in (record.deadline, self._warn_at(record)) if t is not None]
         if not times:
             return
         alarm = self._sleeping_until
@@ -155,10 +108,6 @@ class Deadlines(Room):
         deadline is tried again after `DEADLINE_RETRY`, so a lasting fault does not spin.
         """
         now = now or self.kit.clock()
-        if self.kit.db.shared:
-            await self.claim_due(now)
-            done = await asyncio.gather(*list(self._due_tasks.values()))
-            return sum(1 for kind in done if kind == "expired")
         due = [
             r.chat_id for r in self.store.live_records() if r.deadline and self._due_at(r) <= now
         ]
@@ -183,70 +132,6 @@ class Deadlines(Room):
             task = self.store.background.spawn(work)
             self._due_tasks[chat_id] = task
             task.add_done_callback(functools.partial(self._due_done, chat_id))
-
-    async def claim_due(self, now: datetime) -> datetime | None:
-        """Shared database: claim the chats that are due at `now` (any worker's) and start
-        handling each in a task of its own; return when the next one is due (None: none)."""
-        async with self._claiming:
-            async with self.kit.db.transaction() as tx:
-                claimed = await tx.games.claim_due(
-                    now=now, until=now + DEADLINE_RETRY, limit=CLAIM_BATCH
-                )
-                nxt = await tx.games.next_due()
-            for chat_id, version, redraw in claimed:
-                if chat_id in self._due_tasks:  # still at it here (its lease ran out first)
-                    continue
-                handle = self._handle_claimed(chat_id, version, now, redraw=redraw)
-                task = self.store.background.spawn(handle)
-                self._due_tasks[chat_id] = task
-                task.add_done_callback(functools.partial(self._due_done, chat_id))
-            return nxt
-
-    async def _handle_claimed(
-        self, chat_id: int, version: int, now: datetime, *, redraw: bool = False
-    ) -> str | None:
-        """A chat claimed as due at `now`, at `version`: under the chat's lock, whatever was
-        due is done, if the game is still that version (else a save since has stored when it
-        is due next). `redraw`: no worker drew the table of its state in time. Returns what
-        was done. A failure leaves the claim's lease to run out: then any worker tries
-        again."""
-        try:
-            async with self.store.for_chat(chat_id) as unit:
-                record = unit.record
-                if record is None or record.version != version:
-                    return None
-                if record.deadline is not None and record.deadline <= now:
-                    await self._expire_record(record)
-                    return "expired"
-                # A computer the game waits for moves before any warning: the computer's time
-                # is due, or only the warning's, which comes later in any sensible setting
-                # (COMPUTER_DELAY is less than half a turn): then it moves a little early, and
-                # its move starts a new turn with a new deadline anyway.
-                if computer_to_move(record) is not None:
-                    await self.computers.move_due(record)
-                    return "computer"
-                if self._warn_due(record, now):
-                    record.meta.warned = True  # stored first: no other worker warns again
-                    await self.store.save(record)
-                    with contextlib.suppress(Exception):  # a courtesy: never retried
-                        await self._warn(record)
-                    return "warned"
-                if redraw and record.status == "running":
-                    # No worker drew the table of its state (one died with the edit pending):
-                    # this one does, or marks it drawn if its own message shows it already.
-                    if not self.screens.table(record):
-                        async with self.kit.db.transaction() as tx:
-                            await tx.games.drawn([(record.id or 0, record.version)])
-                    return "redrawn"
-                # Due by its stored time, yet nothing is (it was stored by an older release,
-                # say): its time is stored again, as this process reckons it.
-                await self.store.save_quietly(record)
-                return None
-        except DatabaseUnavailable as exc:  # the store has warned once for the outage
-            logger.info("due work of chat %s waits for the database: %s", chat_id, exc)
-        except Exception:
-            logger.exception("handling the due work of chat %s failed", chat_id)
-        return None
 
     def handling(self, chat_id: int) -> asyncio.Task[Any] | None:
         """The task handling the chat's warning or deadline now, if any."""
@@ -335,9 +220,6 @@ class Deadlines(Room):
 
     async def run_scheduler(self) -> None:
         """Sleep until the next deadline (or a change), then handle what is due. Runs forever."""
-        if self.kit.db.shared:
-            await self._run_shared_scheduler()
-            return
         while True:
             try:
                 self._changed.clear()
@@ -355,30 +237,6 @@ class Deadlines(Room):
                 logger.exception("the deadline scheduler hit an error; it goes on")
                 await asyncio.sleep(1)  # back off: an error that repeats must not spin
 
-    async def _run_shared_scheduler(self) -> None:
-        """Shared database: claim what is due, then sleep until the next due time, a save
-        here that is due earlier, or `POLL_SECONDS` (another worker's saves wake no one
-        here), whichever comes first."""
-        while True:
-            try:
-                self._changed.clear()
-                clock = self.kit.clock
-                nxt = await self.claim_due(clock())
-                self._sleeping_until = nxt
-                timeout = POLL_SECONDS
-                if nxt is not None:
-                    # not 0: a due chat another worker is claiming right now is skipped here
-                    timeout = min(timeout, max(0.05, (nxt - clock()).total_seconds()))
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(timeout):
-                        await self._changed.wait()
-            except DatabaseUnavailable as exc:
-                logger.debug("the deadline scheduler waits for the database: %s", exc)
-                await asyncio.sleep(POLL_SECONDS)
-            except Exception:
-                logger.exception("the deadline scheduler hit an error; it goes on")
-                await asyncio.sleep(POLL_SECONDS)
-
     # ---------------------------------------------------------------- start-up
 
     async def resume_all(self) -> int:
@@ -388,12 +246,12 @@ class Deadlines(Room):
         now = self.kit.clock()
         extended = {r.chat_id for r in records if self._grant_grace(r, now)}
         for stored in records:
-            if self.store.live(stored.chat_id) is None:  # (a worker taking the lead: its own)
+            if self.store.live(stored.chat_id) is None:
                 self.store.remember(stored)
         for stored in records:
             try:
-                # The chat's unit of work: on a shared database another worker may have
-                # moved the game on meanwhile (then its record is the one shown).
+                # The chat's unit of work: an update may have moved the game on meanwhile
+                # (then its record is the one shown).
                 async with self.store.for_chat(stored.chat_id) as unit:
                     live = unit.record
                     if live is None:

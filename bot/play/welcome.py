@@ -80,7 +80,7 @@ class Welcome(Room):
         for peeked in await self.store.running_games_of(person):
             if person.player_id in peeked.meta.blocked:
                 async with self.store.locked(peeked.chat_id):
-                    record = await self.store.checked(peeked.chat_id)
+                    record = self.store.checked(peeked.chat_id)
                     if (
                         record is None
                         or record.id != peeked.id

@@ -45,7 +45,7 @@ from bot.kit import Person
 from bot.ops import logs, metrics
 from bot.play import Rooms
 from bot.render import Rendered
-from storage import Conflict, DatabaseUnavailable, StorageError
+from storage import Conflict, DatabaseUnavailable, Fenced, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -299,10 +299,14 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _dispatch(rooms, tap, person, data)
     except StorageError as exc:
         rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
-        handling.failed(exc)  # webhook mode: Telegram delivers the tap again later
+        later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
         log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
             log("storing after a tap of user %s failed: %s", user.id, exc)
+            return
+        if later:
+            log("a tap of user %s waits for the database: %s", user.id, exc)
+            await out.answer(tap, t(user.language_code, "error-later"))
             return
         if isinstance(exc, Conflict):  # another writer got there first: nothing was applied
             await out.answer(tap, t(user.language_code, "error-conflict"))
@@ -383,7 +387,7 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
     if context.error is not None:
-        handling.failed(context.error)  # webhook mode: an outage is delivered again later
+        handling.failed(context.error)  # webhook mode: an outage is handled again later
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
@@ -407,6 +411,10 @@ def _observed(kind: str, callback: Callback) -> Callback:
     hands it over, to the handler's end, after its last Bot API call."""
 
     async def handle(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if ROOMS_KEY not in context.application.bot_data:  # this worker does not lead now
+            logger.info("an update arrived while this worker does not lead: left to the leader")
+            handling.failed(Fenced("this worker does not lead"))
+            return
         started = time.perf_counter()
         try:
             with _ids_of(update):
@@ -452,7 +460,7 @@ def _storing(callback: Callback, *, reply: bool = True) -> Callback:
         except StorageError as exc:
             rooms = rooms_of(context)
             rooms.store.watch.failed(exc)
-            handling.failed(exc)  # webhook mode: Telegram delivers the update again later
+            later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
             log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
             log("an update was not stored: %s", exc)
             message = update.effective_message
@@ -462,7 +470,8 @@ def _storing(callback: Callback, *, reply: bool = True) -> Callback:
                 lang = await _language(update, context)
             except StorageError:  # the database cannot be read either
                 lang = rooms.kit.tr.normalize(_lang(update))
-            await _answer(context, message, [rooms.kit.t(lang, storage_error_key(exc))])
+            key = "error-later" if later else storage_error_key(exc)
+            await _answer(context, message, [rooms.kit.t(lang, key)])
 
     return handler
 

@@ -1,69 +1,64 @@
-"""Webhook mode (`WEBHOOK_URL`): Telegram posts each update to the bot, which answers 200
-only once the update's changes are committed.
+"""Webhook mode (`WEBHOOK_URL`): Telegram posts each update to a worker, which stores it in
+the inbox and answers 200 once that is committed; the leader handles it from there
+(`bot.telegram.inbox`).
 
-python-telegram-bot's documented way for a custom server: the application is built without
-an `Updater` and each posted update goes to `Application.process_update`, awaited, so the
-answer waits for the handlers (their units of work commit before they return). The server
-is the bot's own small one (`bot.ops.http`, docs/libraries.md says why), not PTB's
-`run_webhook` (tornado): that one answers 200 as soon as the update is queued, before it is
-handled, so a worker that dies mid-move would lose an update Telegram counts as delivered.
-
-One post, in order:
+Every worker takes posts, leading or not, so none is refused while the lead changes hands
+and a reverse proxy may send to any worker that is ready. One post, in order:
 
 1. the secret: `X-Telegram-Bot-Api-Secret-Token` must be `WEBHOOK_SECRET` (compared in
    constant time), else 403 and nothing is read;
-2. the body must be one JSON update with an integer `update_id`, else 400 (Telegram would
-   only send it again);
-3. an update already handled (its id is in `handled_updates`: a redelivery after a worker
-   died between its commit and its answer, or a second worker given the same update) is
-   answered 200 and not applied again;
-4. the update is handled (`bot.handling`: the store writes its id in the transaction of
-   the update's first save, so a change and its update id are committed together);
-5. the database could not store (an outage: `bot.handling.failed`): 503, and Telegram
-   delivers the update again later; otherwise an update that stored nothing has its id
-   noted now, and the answer is 200.
+2. the body (at most `bot.web.BODY_LIMIT` bytes, read within `READ_SECONDS`: else 413 or
+   408) must be one JSON update with an integer `update_id`, else 400 (Telegram would only
+   send it again);
+3. it is stored in the inbox unless it is there already (a redelivery: a worker died before
+   its answer); while the database cannot store, 503, and Telegram sends it again later
+   (the log says so once per outage, and once when it is over);
+4. 200; a worker that leads hands a new update straight to its reader.
 
-A handler's own error (a bug) is logged and reported by the error handler and the update is
-answered 200: delivering it again would fail the same way, and hold up the chat's later
-updates at Telegram.
+`register` points Telegram at `WEBHOOK_URL` when a worker takes the lead, and only if what
+Telegram has differs (`getWebhookInfo`, and a digest of the secret and the settings kept in
+the database: Telegram does not tell the secret). Stopping drains the web server: no new
+connection, the posts under way are answered (`bot.web`).
 
-`register` points Telegram at `WEBHOOK_URL` at start-up; several workers behind one URL
-each register the same values, which is harmless (Telegram keeps the last). Stopping drains
-the server: no new connection, the posts under way are answered (docs/operating.md).
+Why not python-telegram-bot's `run_webhook`: it answers before the update is stored, and
+runs a server of its own (tornado) beside the bot's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import hashlib
 import hmac
 import logging
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from http import HTTPStatus
 from typing import Final
 
 import orjson
+from aiohttp import web
 from telegram import Update
 from telegram.error import BadRequest, RetryAfter
 from telegram.ext import Application
 
-from bot import handling
+from bot.delivery import Outbox
+from bot.delivery.outbox import retry_after_seconds
 from bot.ops import metrics
-from bot.ops.http import Request, Response, Server, plain
+from bot.telegram.inbox import InboxReader
 from storage import Database, StorageError, utcnow
 
 logger = logging.getLogger(__name__)
 
-SECRET_HEADER: Final = "x-telegram-bot-api-secret-token"
+SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"
+READ_SECONDS: Final = 10.0
+"""How long a post may take to send its body (a slow client holds nothing longer)."""
 KEEP_HANDLED: Final = timedelta(hours=48)
-"""How long a handled update's id is kept: Telegram gives up on an update it could not
-deliver after 24 hours, so an id older than this is never delivered again."""
+"""How long a handled update is kept: Telegram gives up on an update it could not deliver
+after 24 hours, so an update older than this is never posted again."""
 PRUNE_EVERY: Final = 3600.0
 REGISTER_ATTEMPTS: Final = 10
-DRAIN_SECONDS: Final = 25.0
-"""How long a stop waits for the posts under way (Docker's stop grace is 10 s by default, a
-Kubernetes pod's 30 s: set it to more than this)."""
+STATE_KEY: Final = "webhook"
 
 
 class Webhook:
@@ -76,6 +71,7 @@ class Webhook:
         url: str,
         secret: str,
         database: Callable[[], Database | None],
+        reader: Callable[[], InboxReader | None],
         allowed_updates: Sequence[str],
         max_connections: int,
         clock: Callable[[], datetime] = utcnow,
@@ -84,55 +80,56 @@ class Webhook:
         self.url = url
         self._secret = secret.encode()
         self._database = database
+        self._reader = reader
         self.allowed_updates = list(allowed_updates)
         self.max_connections = max_connections
         self._clock = clock
+        self._down_since: float | None = None  # the database could not store posts since
+        self._refused = 0  # posts answered 503 in this outage
 
     # ---------------------------------------------------------------- the post route
 
-    async def post(self, request: Request) -> Response:
+    async def post(self, request: web.Request) -> web.Response:
         """Handle one post of Telegram's (see the module's docstring)."""
-        response = await self._post(request)
-        metrics.webhook_answered(response.status)
-        return response
+        status = await self._post(request)
+        metrics.webhook_answered(status)
+        return web.Response(status=status, text=f"{HTTPStatus(status).phrase}\n")
 
-    async def _post(self, request: Request) -> Response:
+    async def _post(self, request: web.Request) -> int:
         given = request.headers.get(SECRET_HEADER, "").encode()
         if not hmac.compare_digest(given, self._secret):
             logger.warning("webhook: a post without the secret token was refused (403)")
-            return plain(HTTPStatus.FORBIDDEN)
-        update = self._parse(request.body)
+            return HTTPStatus.FORBIDDEN
+        try:
+            async with asyncio.timeout(READ_SECONDS):
+                body = await request.read()
+        except TimeoutError:
+            logger.info("webhook: a post whose body did not come in time (408)")
+            return HTTPStatus.REQUEST_TIMEOUT
+        except web.HTTPRequestEntityTooLarge:
+            logger.warning("webhook: a post too large for an update was refused (413)")
+            return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+        update = self._parse(body)
         if update is None:
             logger.warning("webhook: a post that is no update was refused (400)")
-            return plain(HTTPStatus.BAD_REQUEST)
+            return HTTPStatus.BAD_REQUEST
         db = self._database()
         if db is None:  # starting or stopped: Telegram tries again
-            return plain(HTTPStatus.SERVICE_UNAVAILABLE)
+            return HTTPStatus.SERVICE_UNAVAILABLE
         try:
-            async with db.transaction(readonly=True) as tx:
-                if await tx.updates.handled(update_id=update.update_id):
-                    logger.info("webhook: update %s was handled already", update.update_id)
-                    return _ok()
-        except StorageError as exc:
-            logger.warning("webhook: update %s: the database: %s (503)", update.update_id, exc)
-            return plain(HTTPStatus.SERVICE_UNAVAILABLE)
-        with handling.handling(update.update_id) as state:
-            await self.application.process_update(update)
-        if state.outage is not None:
-            logger.info(
-                "webhook: update %s not stored (%s): Telegram delivers it again",
-                update.update_id,
-                state.outage,
+            new = await db.accept_update(
+                update_id=update.update_id, body=body.decode(), at=self._clock()
             )
-            return plain(HTTPStatus.SERVICE_UNAVAILABLE)
-        if not state.recorded:  # it stored nothing (a /help, a refused tap): noted now
-            try:
-                async with db.transaction() as tx:
-                    await tx.updates.note(update_id=update.update_id, at=self._clock())
-            except StorageError as exc:  # it stored nothing: delivered again, it is answered again
-                logger.warning("webhook: update %s: could not note it: %s", update.update_id, exc)
-                return plain(HTTPStatus.SERVICE_UNAVAILABLE)
-        return _ok()
+        except StorageError as exc:
+            self._outage(exc)
+            return HTTPStatus.SERVICE_UNAVAILABLE
+        self._stored()
+        reader = self._reader()
+        if new and reader is not None:
+            reader.take(update)
+        elif not new:
+            logger.info("webhook: update %s was posted again; it is stored", update.update_id)
+        return HTTPStatus.OK
 
     def _parse(self, body: bytes) -> Update | None:
         try:
@@ -147,98 +144,95 @@ class Webhook:
             logger.debug("webhook: unreadable update", exc_info=True)
             return None
 
+    def _outage(self, error: StorageError) -> None:
+        self._refused += 1
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            logger.warning(
+                "webhook: the database cannot store updates (%s): answering 503 until it can "
+                "(Telegram sends them again)",
+                error,
+            )
+        else:
+            logger.debug("webhook: still answering 503: %s", error)
+
+    def _stored(self) -> None:
+        if self._down_since is None:
+            return
+        logger.info(
+            "webhook: the database stores updates again after %.0f s (%d posts answered 503)",
+            time.monotonic() - self._down_since,
+            self._refused,
+        )
+        self._down_since = None
+        self._refused = 0
+
     # ---------------------------------------------------------------- Telegram's side
 
-    async def register(self) -> None:
-        """Point Telegram at the webhook, with the secret and the updates the bot reads. Every
-        start does so (a changed secret must reach Telegram, and getWebhookInfo does not tell
-        it); pending updates are kept."""
+    def _digest(self) -> str:
+        """What was registered, the secret included, as a digest that tells nothing of it."""
+        allowed = ",".join(sorted(self.allowed_updates))
+        what = "\n".join([self.url, self._secret.decode(), allowed, str(self.max_connections)])
+        return hashlib.sha256(what.encode()).hexdigest()
+
+    async def register(self, out: Outbox, db: Database) -> bool:
+        """Point Telegram at the webhook, with the secret and the updates the bot reads,
+        unless Telegram has all that already; True if it was set now. Pending updates are
+        kept. Raises `WebhookUnavailable` if Telegram refuses the URL."""
+        digest = self._digest()
+        async with db.transaction(readonly=True) as tx:
+            stored = await tx.state.get(key=STATE_KEY)
+        info = await out.webhook_info()
+        if (
+            stored == digest
+            and info.get("url") == self.url
+            and sorted(info.get("allowed_updates") or []) == sorted(self.allowed_updates)
+            and info.get("max_connections", self.max_connections) == self.max_connections
+        ):
+            logger.info("the webhook is registered as it should be")
+            return False
         for attempt in range(REGISTER_ATTEMPTS):
             try:
-                await self.application.bot.set_webhook(
+                await out.set_webhook(
                     url=self.url,
                     secret_token=self._secret.decode(),
                     allowed_updates=self.allowed_updates,
                     max_connections=self.max_connections,
-                    drop_pending_updates=False,
                 )
-                return
+                break
             except BadRequest as exc:  # "bad webhook: ...": the URL, its port, its certificate
                 raise WebhookUnavailable(
                     f"setting WEBHOOK_URL was refused by Telegram: {exc.message}"
                 ) from None
-            except RetryAfter as exc:  # Telegram takes one setWebhook a second: workers
-                if attempt + 1 == REGISTER_ATTEMPTS:  # starting together wait their turn
+            except RetryAfter as exc:  # one setWebhook a second
+                if attempt + 1 == REGISTER_ATTEMPTS:
                     raise
-                wait = exc.retry_after
-                seconds = wait.total_seconds() if isinstance(wait, timedelta) else float(wait)
-                logger.info("setWebhook: Telegram asks to wait %.0f s; then again", seconds)
-                await asyncio.sleep(seconds)
+                wait = retry_after_seconds(exc)
+                logger.info("setWebhook: Telegram asks to wait %.0f s; then again", wait)
+                await asyncio.sleep(wait)
+        async with db.transaction() as tx:
+            await tx.state.put(key=STATE_KEY, value=digest)
+        logger.info("the webhook is registered: %s", self.url)
+        return True
 
     # ---------------------------------------------------------------- upkeep
 
-    async def prune(self) -> int:
-        """Forget handled update ids older than `KEEP_HANDLED`; how many."""
-        db = self._database()
-        if db is None:
-            return 0
+    async def prune(self, db: Database) -> int:
+        """Forget handled updates older than `KEEP_HANDLED`; how many."""
         async with db.transaction() as tx:
-            return await tx.updates.prune(before=self._clock() - KEEP_HANDLED)
+            return await tx.inbox.prune(before=self._clock() - KEEP_HANDLED)
 
-    async def run_pruning(self) -> None:
-        """Prune now and every `PRUNE_EVERY` seconds. Runs until cancelled."""
+    async def run_pruning(self, db: Database) -> None:
+        """Prune now and every `PRUNE_EVERY` seconds (the leader). Runs until cancelled."""
         while True:
             try:
-                pruned = await self.prune()
+                pruned = await self.prune(db)
                 if pruned:
-                    logger.info("webhook: forgot %d handled update ids", pruned)
+                    logger.info("webhook: forgot %d handled updates", pruned)
             except StorageError as exc:
-                logger.warning("webhook: could not forget old update ids: %s", exc)
+                logger.warning("webhook: could not forget old updates: %s", exc)
             await asyncio.sleep(PRUNE_EVERY)
 
 
-def _ok() -> Response:
-    return Response(HTTPStatus.OK, b"")
-
-
 class WebhookUnavailable(Exception):
-    """The webhook server cannot listen where the settings say (one line for the operator)."""
-
-
-class WebhookServer:
-    """The webhook's route on `host`:`port`, at the path of `WEBHOOK_URL`."""
-
-    def __init__(self, webhook: Webhook, path: str, host: str, port: int) -> None:
-        self.webhook = webhook
-        self.server = Server({}, host, port, posts={path: webhook.post})
-        self._pruning: asyncio.Task[None] | None = None
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
-    async def start(self) -> None:
-        """Listen (`WebhookUnavailable` where it cannot), and keep the handled ids pruned."""
-        try:
-            await self.server.start()
-        except OSError as error:
-            raise WebhookUnavailable(
-                f"the webhook server cannot listen on {self.server.host}:{self.server.port} "
-                f"({error.strerror or error}): check WEBHOOK_LISTEN and WEBHOOK_PORT"
-            ) from None
-        self._pruning = asyncio.create_task(self.webhook.run_pruning())
-
-    async def drain(self, seconds: float = DRAIN_SECONDS) -> None:
-        """Take no new post; answer the ones under way (for at most `seconds`)."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(seconds):
-                await self.server.drain()
-
-    async def close(self) -> None:
-        """Stop at once: drop what is under way. Idempotent."""
-        pruning, self._pruning = self._pruning, None
-        if pruning is not None:
-            pruning.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pruning
-        await self.server.close()
+    """Telegram refused `WEBHOOK_URL` (one line for the operator)."""

@@ -12,7 +12,7 @@ Telegram's flood limits (429 with retry_after) on that virtual clock, as Telegra
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +52,8 @@ class BotHarness:
     timing: VirtualTiming = field(default_factory=VirtualTiming)
     users: dict[int, FakeUser] = field(default_factory=dict)
     known_hands: dict[int, int] = field(default_factory=dict)
+    # Called with the application before its services start (a test's webhook, say).
+    prepare: Callable[[Any], None] | None = None
 
     @property
     def rooms(self) -> Rooms:
@@ -67,6 +69,8 @@ class BotHarness:
             timing=self.timing,
             seeds=self._next_seed,
         )
+        if self.prepare is not None:
+            self.prepare(self.app)
         await self.app.initialize()
         await start_services(self.app)
 

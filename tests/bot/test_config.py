@@ -84,15 +84,47 @@ def test_settings_never_show_the_token() -> None:
     assert settings.database_url == "sqlite:///data/durak.sqlite3"
 
 
-def test_the_health_server_is_off_and_on_loopback_by_default() -> None:
+def test_the_web_server_is_off_and_on_loopback_by_default() -> None:
     settings = Settings(_env_file=None, bot_token="123456:SECRET-abcdef")  # type: ignore[call-arg]
-    assert (settings.health_port, settings.health_host, settings.log_format) == (
+    assert (settings.web_port, settings.web_host, settings.log_format) == (
         None,
         "127.0.0.1",
         "text",
     )
-    empty = Settings(_env_file=None, bot_token="123456:SECRET-abcdef", health_port="")  # type: ignore[call-arg, arg-type]
-    assert empty.health_port is None  # as .env.example leaves it
+    empty = Settings(_env_file=None, bot_token="123456:SECRET-abcdef", web_port="")  # type: ignore[call-arg, arg-type]
+    assert empty.web_port is None  # as .env.example leaves it
+
+
+def test_in_webhook_mode_the_web_server_listens_on_8080_by_default() -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        bot_token="123456:SECRET-abcdef",
+        webhook_url="https://bot.example/telegram",
+        webhook_secret="s3cret",
+    )
+    assert settings.web_port == 8080
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("HEALTH_PORT", "WEB_PORT"),
+        ("HEALTH_HOST", "WEB_HOST"),
+        ("WEBHOOK_PORT", "WEB_PORT"),
+        ("WEBHOOK_LISTEN", "WEB_HOST"),
+    ],
+)
+def test_a_setting_of_an_earlier_release_says_what_it_is_now(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    """One web server serves the webhook and the health checks: the four settings of the two
+    servers before are refused with the one to set instead, not silently ignored."""
+    result = run_bot(tmp_path, BOT_TOKEN="123:ABCDEFGH", **{old: "8081"})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"durak-bot: setting {old} is now {new}: one web server takes the webhook's posts and "
+        "answers /healthz, /readyz and /metrics"
+    ]
 
 
 def test_webhook_url_without_a_secret_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -114,11 +114,17 @@ async def test_on_a_full_disk_newgame_says_it_could_not_be_saved(
 
 
 def unavailable_writes(
-    h: BotHarness, monkeypatch: pytest.MonkeyPatch, *, transactions: bool = True
+    h: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    transactions: bool = True,
+    leaders_only: bool = False,
 ) -> Callable[[], None]:
     """Every write fails as on a file the bot may no longer write (the error SQLite gives
     for one, as the storage layer maps it); with ``transactions=False`` only the saves of a
-    game's record (`Database.save_game`). Returns the undo. Runs on any machine."""
+    game's record (`Database.save_game`); with ``leaders_only`` all but the inbox's posts
+    (the writes any worker makes, ``fenced=False``). Returns the undo. Runs on any
+    machine."""
     db = h.rooms.kit.db
     real, real_save = db.transaction, db.save_game
     error = sqlite3.OperationalError("attempt to write a readonly database")
@@ -129,10 +135,10 @@ def unavailable_writes(
         assert isinstance(refused, DatabaseUnavailable)
         raise refused
 
-    def transaction(*, readonly: bool = False) -> Any:
-        if not readonly and transactions:
+    def transaction(*, readonly: bool = False, fenced: bool = True) -> Any:
+        if not readonly and transactions and (fenced or not leaders_only):
             refuse()
-        return real(readonly=readonly)
+        return real(readonly=readonly, fenced=fenced)
 
     async def save_game(record: Any) -> int:
         refuse()

@@ -162,7 +162,7 @@ async def test_a_second_stop_signal_does_not_break_off_the_clean_stop(tmp_path: 
             bot.send_signal(signal.SIGTERM)
         finally:
             log = await stop_bot(bot, tmp_path)
-        assert "pending edits published, database closed" in log, log
+        assert "pending edits published, the lead handed over, database closed" in log, log
         assert "never awaited" not in log and "Traceback" not in log, log
 
 

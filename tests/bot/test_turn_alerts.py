@@ -119,21 +119,3 @@ async def test_an_old_hand_telegram_will_not_delete_points_below(harness: BotHar
     assert not old.deleted and not old.buttons  # no second live keyboard
     assert old.text == h.rooms.kit.t("en", "hand-replaced")
     assert h.hand_message(bob).message_id != old.message_id
-
-
-async def test_a_tap_that_another_worker_saw_counts_as_looking(harness: BotHarness) -> None:
-    """Several workers: Bob tapped his hand a moment ago on another worker, which stored it
-    with the game (`meta.heard`). This worker never saw that tap, yet Bob is looking: his
-    turn comes as a silent edit, not as a second, notifying hand message."""
-    h = harness
-    group, alice, bob = await two_at(h, -7409)
-    old = h.hand_message(bob)
-    heard = len(h.fake.notifications(bob.id))
-    h.clock.advance(PAUSE)
-    async with h.rooms.store.for_chat(group.id) as unit:  # as the other worker stored it
-        assert unit.record is not None
-        unit.record.meta.heard[str(bob.id)] = int(h.clock().timestamp())
-        await h.rooms.store.save(unit.record)
-    await play(h, alice, "6♠")  # Bob must defend now
-    assert h.hand_message(bob).message_id == old.message_id and not old.deleted
-    assert len(h.fake.notifications(bob.id)) == heard

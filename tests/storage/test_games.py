@@ -331,9 +331,6 @@ def test_record_fields_match_the_design() -> None:
         "started_at",
         "meta",
         "version",
-        "due_at",
-        "state_version",
-        "redraw_at",
     }
 
 

@@ -112,6 +112,7 @@ async def test_both_backends_migrate_to_the_same_tables_and_columns(
     on_postgres: dict[str, set[str]] = {}
     for row in rows:
         on_postgres.setdefault(row["table_name"], set()).add(row["column_name"])
+    assert on_postgres.pop("leader") == {"id", "holder", "pid", "epoch", "expires_us"}
     assert on_postgres == _sqlite_columns(path)
 
 

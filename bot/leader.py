@@ -1,0 +1,354 @@
+"""One worker plays: the leader.
+
+Several workers may share one PostgreSQL database, for availability: a worker's death, a
+hang or an upgrade goes unnoticed by the players, because another worker takes over within
+seconds. They do not add throughput (Telegram's limits are the ceiling, and one process
+handles far more than they allow), so only one of them plays at a time: the leader, the
+holder of the lease (`storage.lease`). It runs the games exactly as one process on SQLite
+does: the rooms with their locks and caches, the timers, the sender and its budgets, all in
+its memory. The others (standbys) take Telegram's posts into the inbox
+(`bot.telegram.webhook`) and look for the lease. On SQLite the one process always leads.
+
+`Leadership` runs in every worker from its start to its stop: it takes the lead when it can
+(a standby looks every `storage.lease.ACQUIRE_SECONDS`), keeps it (renewed every
+`storage.lease.RENEW_SECONDS`), and plays while it holds it, in a `Term`.
+
+A `Term` is one worker's time as the leader, and everything the games need is made anew
+for it: the outbox with its budgets, the rooms (`bot.play.Rooms`), and the updates (long
+polling, or the inbox's reader in webhook mode). It begins by setting the command menus and
+the webhook as Telegram should have them (only what differs), showing every stored lobby
+and game again (so a table or hand edit the previous leader never sent is sent now) and
+re-arming their deadlines; then it takes updates. It ends in one of two ways:
+
+- handing over (a stop signal): it takes no new update, finishes the ones under way, sends
+  what is pending (a few seconds at most), then releases the lease, and a standby takes it
+  at its next look;
+- fenced: another worker holds the lease now (this one hung past its lease, or lost the
+  database). Nothing more is sent or written (`Outbox.fence`, `Database.fence_with` refuse
+  it); what it held in memory is dropped, and the new leader shows every game as stored.
+
+While this worker cannot tell whether it still leads (its lease connection broke, the
+database is out of reach) it sends and writes nothing, and goes on once a renewal says the
+lease is still its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from typing import Any, Final
+
+from telegram.ext import Application
+
+from bot.config import Settings
+from bot.delivery import Outbox, SendError
+from bot.delivery.budget import Budgets, Limits, Window
+from bot.i18n import Translator
+from bot.kit import Kit
+from bot.ops import games, metrics
+from bot.play import Rooms
+from bot.telegram.handlers import ROOMS_KEY
+from bot.telegram.inbox import InboxReader
+from bot.telegram.webhook import Webhook
+from storage import Database, Lease, SoleLease, StorageError
+from storage.lease import ACQUIRE_SECONDS, RENEW_SECONDS
+
+logger = logging.getLogger(__name__)
+
+DATABASE_KEY = "database"  # the open database, from open_database until stop_services
+TIMING_KEY = "timing"  # the sender's clock (tests: a virtual one)
+USERNAME_KEY = "username"  # the bot's @username, asked of Telegram at start-up
+UPDATES_KEY = "updates"  # where updates come from: a Webhook, "polling", or None (tests)
+POLLING_ERRORS_KEY = "polling_errors"  # long polling's error callback
+COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last set to
+DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
+
+GROUP_COMMANDS = (
+    "newgame",
+    "stats",
+    "rules",
+    "hand",
+    "leave",
+    "cancel",
+    "settings",
+    "kick",
+    "howto",
+    "help",
+)
+PRIVATE_COMMANDS = (
+    "start",
+    "practice",
+    "howto",
+    "stats",
+    "hand",
+    "rules",
+    "leave",
+    "cancel",
+    "help",
+)
+ALLOWED_UPDATES = ("message", "callback_query", "my_chat_member")
+
+
+def limits(settings: Settings) -> Limits:
+    """Telegram's limits as the settings give them (see `bot.delivery.budget`)."""
+    return Limits(
+        private=Window(settings.private_sends, settings.private_window),
+        group=Window(settings.group_sends, settings.group_window),
+        bot=Window(settings.bot_sends, 1.0),
+        reserve=min(settings.group_reserve, settings.group_sends - 1),
+    )
+
+
+class Term:
+    """One worker's time as the leader (see the module's docstring)."""
+
+    def __init__(self, application: Application, lease: Lease, db: Database) -> None:  # type: ignore[type-arg]
+        self.application = application
+        self.lease = lease
+        self.db = db
+        data = application.bot_data
+        self.settings: Settings = data["settings"]
+        out = Outbox(application.bot, Budgets(limits(self.settings)), data[TIMING_KEY])
+        out.fence = lease.held
+        self.kit = Kit(
+            db=db,
+            out=out,
+            tr=data["translator"],
+            settings=self.settings,
+            bot_username=data[USERNAME_KEY],
+            clock=data["clock"],
+            seeds=data["seeds"],
+        )
+        self.rooms = Rooms(self.kit)
+        self.reader: InboxReader | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._polling = False
+
+    @property
+    def source(self) -> Webhook | str | None:
+        updates: Webhook | str | None = self.application.bot_data.get(UPDATES_KEY)
+        return updates
+
+    async def begin(self) -> int:
+        """Set Telegram up, show every stored game, take updates; how many games it resumed."""
+        rooms, kit, source = self.rooms, self.kit, self.source
+        metrics.watch_games(lambda: games.census(rooms.store.live_records()))
+        await register_commands(kit.out, kit.tr, self.db)
+        if isinstance(source, Webhook):
+            await source.register(kit.out, self.db)
+        self.application.bot_data[ROOMS_KEY] = rooms
+        resumed = await rooms.start()
+        self._tasks.append(asyncio.create_task(rooms.deadlines.run_scheduler()))
+        if isinstance(source, Webhook):
+            self.reader = reader = InboxReader(
+                self.application, self.db, clock=kit.clock, name=getattr(self.db, "name", "")
+            )
+            listen = getattr(self.lease, "listen", None)
+            if listen is not None:  # PostgreSQL: told of the updates other workers stored
+                from storage.postgres import INBOX_CHANNEL
+
+                await listen(INBOX_CHANNEL, reader.notified)
+            self._tasks.append(asyncio.create_task(reader.run()))
+            self._tasks.append(asyncio.create_task(source.run_pruning(self.db)))
+        elif source == "polling":
+            updater = self.application.updater
+            assert updater is not None
+            await updater.start_polling(
+                allowed_updates=ALLOWED_UPDATES,
+                error_callback=self.application.bot_data.get(POLLING_ERRORS_KEY),
+            )
+            self._polling = True
+        return resumed
+
+    async def end(self, *, handover: bool) -> None:
+        """Stop playing: handing over (finish what is under way, send what is pending) or
+        fenced (drop everything: another worker plays)."""
+        reader, updater = self.reader, self.application.updater
+        if self._polling and updater is not None and updater.running:
+            with contextlib.suppress(Exception):
+                await updater.stop()
+        if reader is not None:
+            if handover:
+                await reader.drain(DRAIN_SECONDS)
+            await reader.close()
+            unlisten = getattr(self.lease, "unlisten", None)
+            if unlisten is not None:
+                from storage.postgres import INBOX_CHANNEL
+
+                await unlisten(INBOX_CHANNEL)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if self.application.bot_data.get(ROOMS_KEY) is self.rooms:
+            del self.application.bot_data[ROOMS_KEY]
+        metrics.watch_games(lambda: (0, 0))
+        await self.rooms.close(flush=handover)
+
+
+class Leadership:
+    """Takes, keeps and hands over the lead for this worker, and plays while it holds it
+    (see the module's docstring)."""
+
+    def __init__(self, application: Application, db: Database, lease: Lease) -> None:  # type: ignore[type-arg]
+        self.application = application
+        self.db = db
+        self.lease = lease
+        self.term: Term | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._failing = False  # the database could not be asked: said once
+        self.changed = asyncio.Event()  # set whenever this worker begins or ends a term
+
+    @property
+    def leading(self) -> bool:
+        """Whether this worker plays now."""
+        return self.term is not None and self.lease.held()
+
+    async def start(self) -> None:
+        """Look for the lead once (SQLite: taken, and the term begun, before this returns),
+        then keep looking (or renewing) in a task of its own."""
+        self.db.fence_with(self.lease)
+        await self._look(first=True)
+        if not isinstance(self.lease, SoleLease):  # several workers may share the database
+            self._task = asyncio.create_task(self.run())
+
+    async def run(self) -> None:
+        """Every `ACQUIRE_SECONDS` a standby looks for the lead; every `RENEW_SECONDS` the
+        leader renews it. Runs until cancelled."""
+        while True:
+            try:
+                if self.term is None:
+                    await asyncio.sleep(ACQUIRE_SECONDS)
+                    await self._look()
+                else:
+                    await asyncio.sleep(RENEW_SECONDS)
+                    await self._keep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("leadership: an error; it goes on")
+                await asyncio.sleep(RENEW_SECONDS)
+
+    async def _look(self, *, first: bool = False) -> None:
+        try:
+            took = await self.lease.acquire()
+        except StorageError as exc:
+            self._could_not_ask(exc)
+            return
+        self._asked()
+        if not took:
+            return
+        term = Term(self.application, self.lease, self.db)
+        self.term = term
+        metrics.leading(True)
+        self.changed.set()
+        try:
+            resumed = await term.begin()
+        except Exception:
+            if first:  # a start-up that fails (a refused webhook, say) stops the bot
+                await self._end(handover=False)
+                await self.lease.release()
+                raise
+            logger.exception("taking the lead failed; handing it over")
+            await self._end(handover=False)
+            await self.lease.release()
+            return
+        logger.info("this worker leads: %d games resumed", resumed)
+
+    async def _keep(self) -> None:
+        try:
+            kept = await self.lease.renew()
+        except StorageError as exc:  # cannot tell: nothing is sent or written meanwhile
+            self._could_not_ask(exc)
+            return
+        self._asked()
+        if not kept:
+            logger.warning("another worker leads now: this one stops playing (fenced)")
+            await self._end(handover=False)
+
+    async def _end(self, *, handover: bool) -> None:
+        term, self.term = self.term, None
+        if term is None:
+            return
+        metrics.leading(False)
+        self.changed.set()
+        await term.end(handover=handover)
+
+    def _could_not_ask(self, error: StorageError) -> None:
+        if not self._failing:
+            logger.warning("leadership: the database cannot be asked (%s); trying again", error)
+        self._failing = True
+
+    def _asked(self) -> None:
+        if self._failing:
+            logger.info("leadership: the database answers again")
+        self._failing = False
+
+    async def stop(self) -> None:
+        """A stop: a leader finishes what it holds and hands the lead over at once."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.term is not None:
+            await self._end(handover=True)
+            await self.lease.release()
+        await self.lease.close()
+
+
+async def register_commands(out: Outbox, tr: Translator, db: Database) -> None:
+    """Command menus per scope (groups, private chats) and per language, unless they are
+    set as they should be already (a digest of them is kept in the database)."""
+    menus = [
+        (scope, lang, [(n, tr.t(lang or tr.default, f"cmd-{n}")) for n in names])
+        for lang in (None, *tr.languages)
+        for scope, names in (
+            ("all_group_chats", GROUP_COMMANDS),
+            ("all_private_chats", PRIVATE_COMMANDS),
+        )
+    ]
+    digest = hashlib.sha256(repr(menus).encode()).hexdigest()
+    try:
+        async with db.transaction(readonly=True) as tx:
+            if await tx.state.get(key=COMMANDS_KEY) == digest:
+                return
+        for scope, lang, commands in menus:
+            await out.set_commands(commands, scope=scope, language=lang)
+        async with db.transaction() as tx:
+            await tx.state.put(key=COMMANDS_KEY, value=digest)
+    except (SendError, StorageError) as exc:
+        logger.warning("could not register the command menus: %s", exc)
+
+
+def leadership(application: Application) -> Leadership | None:  # type: ignore[type-arg]
+    """The worker's leadership, once started."""
+    found: Leadership | None = application.bot_data.get(LEADERSHIP_KEY)
+    return found
+
+
+LEADERSHIP_KEY = "leadership"
+
+
+def inbox_reader(application: Application) -> InboxReader | None:  # type: ignore[type-arg]
+    """The inbox's reader while this worker leads in webhook mode (else None): a post this
+    worker stored goes straight to it."""
+    lead = leadership(application)
+    term = lead.term if lead is not None else None
+    if term is None or lead is None or not lead.leading:
+        return None
+    return term.reader
+
+
+__all__ = [
+    "ALLOWED_UPDATES",
+    "DATABASE_KEY",
+    "LEADERSHIP_KEY",
+    "Leadership",
+    "Term",
+    "limits",
+]
