@@ -130,6 +130,7 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
         watch=None if settings.webhook else application.bot_data[WATCH_KEY],
     )
     posts = {}
+    webhook = None
     if settings.webhook_url is not None:
         assert settings.webhook_secret is not None  # the settings require it
 
@@ -176,6 +177,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 f"{settings.webhook_path} for Telegram, " if posts else "",
             )
         await open_database(application)
+        if webhook is not None:
+            webhook.opened()
         async with application:  # initialize (getMe) ... shutdown (closes the HTTP client)
             try:
                 await application.start()
@@ -202,9 +205,14 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
     except asyncio.CancelledError:
         if not stopping.is_set():
             raise
-        if task is not None:
-            task.uncancel()  # the signal's: the start is unwound, the stop is done
+    except Exception as exc:
+        if not stopping.is_set():
+            raise
+        logger.info("stopped while starting: %s", exc)  # (a stop was asked for: no failure)
     finally:
+        if stopping.is_set() and task is not None:
+            while task.cancelling():  # the signal's: the start is unwound, the stop is done
+                task.uncancel()
         await stop_services(application)  # a database opened for a start that failed
         if web is not None:
             await web.close()
@@ -236,6 +244,9 @@ def main() -> None:
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # asyncpg's pool warns with a traceback each second it cannot reconnect to a PostgreSQL
+    # that is down; the bot says so itself, once per outage (webhook, leadership, store).
+    logging.getLogger("asyncpg.pool").setLevel(logging.ERROR)
 
     from telegram.error import InvalidToken, NetworkError
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime
 
@@ -48,6 +49,7 @@ from storage import (
 logger = logging.getLogger(__name__)
 
 WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to
+LEASE_CLOCK_KEY = "lease_clock"  # the clock by which this worker reckons its lease
 NAME_KEY = "worker_name"  # this worker's name among the workers (its database sessions')
 
 
@@ -60,6 +62,7 @@ def build_application(
     timing: Timing | None = None,
     translator: Translator | None = None,
     seeds: Callable[[], int | None] | None = None,
+    lease_clock: Callable[[], float] = time.monotonic,
 ) -> Application:  # type: ignore[type-arg]
     builder: ApplicationBuilder = (  # type: ignore[type-arg]
         Application.builder()
@@ -91,6 +94,7 @@ def build_application(
     application.bot_data["seeds"] = seeds or (lambda: None)
     application.bot_data["translator"] = translator or Translator(default=settings.default_language)
     application.bot_data[WATCH_KEY] = watch
+    application.bot_data[LEASE_CLOCK_KEY] = lease_clock  # (tests: one they move)
     register(application)
     return application
 
@@ -121,7 +125,8 @@ async def start_services(application: Application) -> None:  # type: ignore[type
     (`bot.leader`): on SQLite the games are resumed before this returns."""
     db = await open_database(application)
     application.bot_data[USERNAME_KEY] = await bot_username(application.bot)
-    lead = Leadership(application, db, db.lease(application.bot_data[NAME_KEY]))
+    lease = db.lease(application.bot_data[NAME_KEY], clock=application.bot_data[LEASE_CLOCK_KEY])
+    lead = Leadership(application, db, lease)
     application.bot_data[LEADERSHIP_KEY] = lead
     await lead.start()
     if not lead.leading:

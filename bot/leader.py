@@ -40,6 +40,7 @@ import hashlib
 import logging
 from typing import Any, Final
 
+import orjson
 from telegram.ext import Application
 
 from bot.config import Settings
@@ -51,6 +52,7 @@ from bot.ops import games, metrics
 from bot.play import Rooms
 from bot.telegram.handlers import ROOMS_KEY
 from bot.telegram.inbox import InboxReader
+from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
 from storage import Database, Lease, SoleLease, StorageError
 from storage.lease import ACQUIRE_SECONDS, RENEW_SECONDS
@@ -63,6 +65,8 @@ USERNAME_KEY = "username"  # the bot's @username, asked of Telegram at start-up
 UPDATES_KEY = "updates"  # where updates come from: a Webhook, "polling", or None (tests)
 POLLING_ERRORS_KEY = "polling_errors"  # long polling's error callback
 COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last set to
+BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's open windows
+KEEP_BUDGETS_EVERY: Final = 0.5  # seconds between two writes of them
 DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
 
 GROUP_COMMANDS = (
@@ -112,6 +116,9 @@ class Term:
         self.settings: Settings = data["settings"]
         out = Outbox(application.bot, Budgets(limits(self.settings)), data[TIMING_KEY])
         out.fence = lease.held
+        request = application.bot.request
+        if isinstance(request, JsonRequest):  # (and at the last moment of each call)
+            request.fence = lease.held
         self.kit = Kit(
             db=db,
             out=out,
@@ -123,6 +130,8 @@ class Term:
         )
         self.rooms = Rooms(self.kit)
         self.reader: InboxReader | None = None
+        self.begun = False  # set up, games shown, updates taken
+        self._saved_budgets: dict[int, list[float]] | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._polling = False
 
@@ -139,8 +148,13 @@ class Term:
         if isinstance(source, Webhook):
             await source.register(kit.out, self.db)
         self.application.bot_data[ROOMS_KEY] = rooms
+        await self._carry_budgets()
+        # Kept even if this leader dies at once, with the call into each chat that showing
+        # every game again is about to make (its burst, before the next write).
+        await self._save_budgets(final=False, expected=await self._chats_to_show())
         resumed = await rooms.start()
         self._tasks.append(asyncio.create_task(rooms.deadlines.run_scheduler()))
+        self._tasks.append(asyncio.create_task(self._keep_budgets()))
         if isinstance(source, Webhook):
             self.reader = reader = InboxReader(
                 self.application, self.db, clock=kit.clock, name=getattr(self.db, "name", "")
@@ -184,10 +198,85 @@ class Term:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        if handover:  # what is under way (a deadline, a warning) is finished, not cut off
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(DRAIN_SECONDS):
+                    await self.rooms.store.background.settle()
         if self.application.bot_data.get(ROOMS_KEY) is self.rooms:
             del self.application.bot_data[ROOMS_KEY]
         metrics.watch_games(lambda: (0, 0))
         await self.rooms.close(flush=handover)
+        if handover:
+            await self._save_budgets(final=True)
+
+    # ---------------------------------------------------------------- Telegram's windows
+
+    async def _keep_budgets(self) -> None:
+        """While leading: the calls in Telegram's open windows, written every
+        `KEEP_BUDGETS_EVERY` seconds when they changed, for the next leader (a restart)."""
+        while True:
+            await asyncio.sleep(KEEP_BUDGETS_EVERY)
+            await self._save_budgets(final=False)
+
+    async def _chats_to_show(self) -> set[int]:
+        """The chats a new leader shows a game in: each lobby's or table's group, and each
+        seated person's private chat."""
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                records = await tx.games.all_active()
+        except StorageError:
+            return set()
+        chats = {r.chat_id for r in records}
+        chats |= {s.user_id for r in records for s in r.lobby.seats if s.user_id is not None}
+        return chats
+
+    async def _save_budgets(self, *, final: bool, expected: set[int] | None = None) -> None:
+        out = self.kit.out
+        recent = out.budgets.recent(out.timing.now())
+        for chat_id in expected or ():
+            recent.setdefault(chat_id, []).append(0.0)
+        if not final and recent == self._saved_budgets:
+            return
+        value = orjson.dumps(
+            {
+                "at": out.timing.epoch(),
+                "final": final,
+                "calls": {str(k): v for k, v in recent.items()},
+            }
+        ).decode()
+        try:
+            async with self.db.transaction() as tx:
+                await tx.state.put(key=BUDGETS_KEY, value=value)
+        except StorageError as exc:  # (an outage, or no longer leading: the next write)
+            logger.debug("could not keep the send budgets: %s", exc)
+            return
+        self._saved_budgets = recent
+
+    async def _carry_budgets(self) -> None:
+        """Count what the previous leader (or this process before a restart) sent in the
+        windows that are still open, so that this one keeps within Telegram's limits
+        with it. What it sent after its last write (at most `KEEP_BUDGETS_EVERY` seconds,
+        unless it handed over) is reckoned as much as in the second before that write."""
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                stored = await tx.state.get(key=BUDGETS_KEY)
+            if stored is None:  # the first leader of this database
+                return
+            kept = orjson.loads(stored)
+            at, final, calls = float(kept["at"]), bool(kept["final"]), dict(kept["calls"])
+            carried = {int(chat): [float(age) for age in ages] for chat, ages in calls.items()}
+        except (StorageError, TypeError, ValueError, KeyError, orjson.JSONDecodeError) as exc:
+            logger.info("no send budgets carried over: %s", exc)
+            return
+        out = self.kit.out
+        since = max(0.0, out.timing.epoch() - at)
+        recent: dict[int, list[float]] = {}
+        for chat_id, ages in carried.items():
+            now_ages = [age + since for age in ages]
+            if not final:  # the unseen last moments: as busy as the second before them
+                now_ages += [since for age in ages if 0 <= age <= KEEP_BUDGETS_EVERY]
+            recent[chat_id] = now_ages
+        out.budgets.carry(recent, out.timing.now())
 
 
 class Leadership:
@@ -206,7 +295,7 @@ class Leadership:
     @property
     def leading(self) -> bool:
         """Whether this worker plays now."""
-        return self.term is not None and self.lease.held()
+        return self.term is not None and self.term.begun and self.lease.held()
 
     async def start(self) -> None:
         """Look for the lead once (SQLite: taken, and the term begun, before this returns),
@@ -244,8 +333,6 @@ class Leadership:
             return
         term = Term(self.application, self.lease, self.db)
         self.term = term
-        metrics.leading(True)
-        self.changed.set()
         try:
             resumed = await term.begin()
         except Exception:
@@ -257,6 +344,9 @@ class Leadership:
             await self._end(handover=False)
             await self.lease.release()
             return
+        term.begun = True
+        metrics.leading(True)
+        self.changed.set()
         logger.info("this worker leads: %d games resumed", resumed)
 
     async def _keep(self) -> None:

@@ -39,6 +39,7 @@ from typing import Any, Final
 
 from bot import handling
 from bot.db_watch import DatabaseWatch
+from bot.handling import OUTAGES
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
 from bot.ops import games, logs
@@ -409,7 +410,7 @@ class GameStore:
                     if chat_id in self._live:
                         return
                     # a save within failed and dropped it again: try once more later
-            except DatabaseUnavailable as exc:  # warned once for the outage (`watch`)
+            except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
                 logger.info(
                     "could not reload the game of chat %s (attempt %s): %s", chat_id, attempt, exc
                 )

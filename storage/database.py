@@ -122,10 +122,11 @@ class Database:
         self.observer: Callable[[str, float], None] | None = None
         self.fence: Lease | None = None
 
-    def lease(self, name: str) -> Lease:
-        """The lease of the worker that plays, for this process (named `name`). SQLite: one
-        process owns the file, so it always leads (`SoleLease`); PostgreSQL: the one row of
-        table ``leader`` (`storage.postgres.PostgresLease`)."""
+    def lease(self, name: str, *, clock: Callable[[], float] = time.monotonic) -> Lease:
+        """The lease of the worker that plays, for this process (named `name`; `clock`: this
+        process's, by which it reckons its lease). SQLite: one process owns the file, so it
+        always leads (`SoleLease`); PostgreSQL: the one row of table ``leader``
+        (`storage.postgres.PostgresLease`)."""
         return SoleLease(name)
 
     def fence_with(self, lease: Lease | None) -> None:

@@ -368,9 +368,9 @@ class PostgresDatabase(Database):
         self._closed = True
         await self._pool.close()
 
-    def lease(self, name: str) -> PostgresLease:
+    def lease(self, name: str, *, clock: Callable[[], float] = time.monotonic) -> PostgresLease:
         """The lease of the worker that plays, as worker `name` sees it (`PostgresLease`)."""
-        return PostgresLease(self.url, name)
+        return PostgresLease(self.url, name, clock=clock)
 
     def _enter(self) -> asyncio.Task[object] | None:
         task = asyncio.current_task()

@@ -81,6 +81,7 @@ class PostgresServer:
     folder: Path
     port: int
     bin_dir: Path
+    options: str = ""
 
     @property
     def admin_url(self) -> str:
@@ -142,18 +143,27 @@ class PostgresServer:
         )
         if not durable:
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        server._run(
+        server.options = options
+        server.resume()
+        return server
+
+    def halt(self) -> None:
+        """Stop the server (its sessions end), keeping its data: `resume` starts it again."""
+        self._run("pg_ctl", "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server (again), on the same port, and wait until it takes connections."""
+        self._run(
             "pg_ctl",
             "-D",
-            str(data),
+            str(self.folder / "data"),
             "-l",
-            str(folder / "server.log"),
+            str(self.folder / "server.log"),
             "-o",
-            options,
+            self.options,
             "-w",
             "start",
         )
-        return server
 
     def stop(self) -> None:
         with contextlib.suppress(RuntimeError):

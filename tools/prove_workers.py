@@ -1,14 +1,17 @@
-"""Prove that several workers on one PostgreSQL lose no move when they die (issue #20).
+"""Prove that several workers on one PostgreSQL lose nothing when their leader dies, hangs
+or restarts, and how long each failover takes (issue #30).
 
-    python -m tools.prove_workers [--workers 3] [--games 6] [--kills 10] [--seed 1]
-                                  [--database postgresql://...]
+    python -m tools.prove_workers [--workers 3] [--games 6] [--kills 10] [--hang 30]
+                                  [--outage 3] [--seed 1] [--database postgresql://...]
 
 Starts a PostgreSQL of its own (Debian's `postgresql` package; or give `--database`, an
-empty database), the workers as `python -m bot` processes in webhook mode, and a fake
-Telegram on loopback that posts the updates to them round-robin; plays the games with
-simulated people while it SIGKILLs workers at random moments and then restarts each with
-SIGTERM; prints what it checked (`tests/workers.py`) and exits 1 if anything did not hold.
-Run it from the repository, with the development extras installed (`make test` does).
+empty database: then PostgreSQL is not stopped on the way), the workers as `python -m bot`
+processes in webhook mode, and a fake Telegram on loopback that posts the updates to them
+round-robin; plays the games with simulated people while it SIGKILLs the leader, SIGSTOPs
+it for `--hang` seconds, stops PostgreSQL for `--outage` seconds and restarts each worker
+with SIGTERM; prints what it checked and the failover times (`tests/workers.py`) and exits
+1 if anything did not hold. Run it from the repository, with the development extras
+installed (`make test` does).
 """
 
 from __future__ import annotations
@@ -29,35 +32,29 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--hang", type=float, default=30.0)
+    parser.add_argument("--outage", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database", help="an empty PostgreSQL database (default: its own)")
     args = parser.parse_args()
+    if args.database is None and (missing := postgres.missing()):
+        sys.exit(f"prove_workers: {missing}")
     with tempfile.TemporaryDirectory(prefix="durak-proof-") as folder:
         workdir = Path(folder)
-        server = None
-        url = args.database
-        if url is None:
-            missing = postgres.missing()
-            if missing:
-                sys.exit(f"prove_workers: {missing}")
-            server = postgres.PostgresServer.start()
-            url = server.url("postgres")
-        try:
-            proof = asyncio.run(
-                prove(
-                    url,
-                    workdir,
-                    workers=args.workers,
-                    games=args.games,
-                    players=args.players,
-                    kills=args.kills,
-                    seed=args.seed,
-                    progress=print,
-                )
+        proof = asyncio.run(
+            prove(
+                workdir,
+                database_url=args.database,
+                workers=args.workers,
+                games=args.games,
+                players=args.players,
+                kills=args.kills,
+                hang=args.hang,
+                outage=args.outage,
+                seed=args.seed,
+                progress=print,
             )
-        finally:
-            if server is not None:
-                server.stop()
+        )
         print(proof.report())
         if proof.problems:
             kept = Path.cwd() / "workers-proof.log"

@@ -11,12 +11,18 @@ for exactly the `retry_after` Telegram asked.
 A group keeps `Limits.reserve` calls of each window for messages that matter once (the
 lobby, the start, the result, a notice): the table and the hands, which are edited again and
 again, may use only the rest.
+
+Telegram counts a bot's calls whichever process made them, so a leader that takes over (or
+a process that restarts) must count what the one before it sent in the windows that are
+still open: `recent` gives those calls, `carry` counts another process's (`bot.leader`
+keeps them in the database while it leads).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -162,6 +168,34 @@ class Budgets:
         if free <= 0 or not times:
             return steady
         return max(steady, (times[0] + calls.window.seconds - now) / free)
+
+    def recent(self, now: float) -> dict[int, list[float]]:
+        """Each chat's calls still in its window at `now` (the bot's own under chat id 0), as
+        ages in seconds, and each chat's 429 pause as a negative age (what is left of it):
+        what another process must count if it sends next."""
+        found: dict[int, list[float]] = {}
+        for chat_id, calls in [(0, self._bot), *self._chats.items()]:
+            horizon = now - calls.window.seconds - calls.slack
+            ages = [round(now - t, 3) for t in calls.times if t > horizon]
+            if ages:
+                found[chat_id] = ages
+        for chat_id, until in self._paused.items():
+            if until > now:
+                found.setdefault(chat_id, []).append(round(now - until, 3))
+        return found
+
+    def carry(self, recent: Mapping[int, Sequence[float]], now: float) -> None:
+        """Count the calls another process made (`recent`'s ages, as of `now`) and its
+        pauses, so that together they keep within Telegram's limits."""
+        for chat_id, ages in recent.items():
+            calls = self._bot if chat_id == 0 else self._calls(chat_id)
+            for age in sorted(ages, reverse=True):
+                if age < 0:
+                    self.pause(chat_id, now, -age)
+                else:
+                    bisect.insort(calls.times, now - age)
+                    if chat_id == 0:
+                        bisect.insort(self._bot_pace.times, now - age)
 
     def forget(self, chat_id: int) -> None:
         """The chat is quiet: its window need not be kept (a pause is)."""

@@ -28,7 +28,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 
 from bot.delivery.budget import Budgets, Limits
 from bot.render import Rendered
-from bot.telegram.request import call
+from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,14 +107,6 @@ class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
 
-class NotLeading(TelegramError):
-    """This worker no longer leads (another one plays now): nothing was sent. A refusal for
-    good, as far as the caller is concerned: it is not tried again."""
-
-    def __init__(self) -> None:
-        super().__init__("this worker no longer leads: nothing was sent")
-
-
 @dataclass(frozen=True, slots=True)
 class Sent:
     message_id: int
@@ -174,11 +166,11 @@ class Outbox:
         """
         chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
+            if self.fence is not None and not self.fence():
+                raise NotLeading
             noted = None
             if isinstance(chat_id, int) and (attempt or not budgeted):
                 noted = await self._admit(chat_id)
-            if self.fence is not None and not self.fence():
-                raise NotLeading
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:

@@ -26,6 +26,7 @@ import contextvars
 import itertools
 import logging
 import math
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -71,9 +72,13 @@ class Priority(IntEnum):
 
 
 class Timing(Protocol):
-    """The sender's clock: `now()` in seconds, and a wait that ends early when `wake` is set."""
+    """The sender's clock: `now()` in seconds, and a wait that ends early when `wake` is set;
+    `epoch()`: the same moment as seconds since the epoch, comparable across processes (the
+    calls one process sent, counted by the next: `bot.leader`)."""
 
     def now(self) -> float: ...
+
+    def epoch(self) -> float: ...
 
     async def wait(self, wake: asyncio.Event, seconds: float) -> None: ...
 
@@ -83,6 +88,9 @@ class LoopTiming:
 
     def now(self) -> float:
         return asyncio.get_running_loop().time()
+
+    def epoch(self) -> float:
+        return time.time()
 
     async def wait(self, wake: asyncio.Event, seconds: float) -> None:
         if math.isinf(seconds):

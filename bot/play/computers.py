@@ -16,11 +16,12 @@ import zlib
 from dataclasses import dataclass, field
 
 from bot import render
+from bot.handling import OUTAGES
 from bot.kit import computers
 from bot.ops import metrics
 from bot.play.room import Room
 from engine.ai import make_player
-from storage import DatabaseUnavailable, GameRecord, Seat
+from storage import GameRecord, Seat
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class Computers(Room):
                     await self._move(record, pid)
         except asyncio.CancelledError:
             raise
-        except DatabaseUnavailable as exc:  # the store has warned once for the outage
+        except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
             logger.info("a computer player's move in chat %s was not stored: %s", chat_id, exc)
         except Exception:
             logger.exception("a computer player's move in chat %s failed", chat_id)

@@ -24,13 +24,14 @@ from typing import Any, Final
 
 from bot import render
 from bot.delivery import Blocked, SendError
+from bot.handling import OUTAGES
 from bot.kit import MAX_TIMEOUTS, title
 from bot.log import Move, RemovedForTimeouts, TimedOut
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
 from engine.advice import forced_resign, timeout_action
-from storage import DatabaseUnavailable, GameRecord
+from storage import GameRecord
 
 logger = logging.getLogger(__name__)
 
@@ -148,10 +149,14 @@ class Deadlines(Room):
                 # Checked again under the lock: meanwhile the game may have been cancelled,
                 # moved on or dropped (the warning and refresh would be wrong).
                 if self.store.live(record.chat_id) is record and self._warn_due(record, now):
-                    record.meta.warned = True  # kept in memory; stored with the next move
+                    # Stored first: a leader that takes over after this one does not warn
+                    # again (a warning that is then lost with this one is a courtesy lost).
+                    record.meta.warned = True
+                    await self.store.save(record)
                     await self._warn(record)
+        except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
+            logger.info("the warning of chat %s waits for the database: %s", record.chat_id, exc)
         except Exception:
-            record.meta.warned = True  # a warning is a courtesy: never retried
             logger.exception("warning chat %s of its deadline failed", record.chat_id)
 
     async def _warn(self, record: GameRecord) -> None:
@@ -176,7 +181,7 @@ class Deadlines(Room):
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:
             await self.expire(chat_id, now)
-        except DatabaseUnavailable as exc:  # the store has warned once for the outage
+        except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
             logger.info("the deadline of chat %s waits for the database: %s", chat_id, exc)
             self._retry_at[chat_id] = now + DEADLINE_RETRY
         except Exception:
@@ -259,7 +264,7 @@ class Deadlines(Room):
                     if live is stored and live.chat_id in extended:
                         await self.store.save(live)  # kept after a reload, and given once
                     await self.show_again(live)
-            except DatabaseUnavailable as exc:  # the store has warned once for the outage
+            except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
                 logger.info("game %s resumes as stored: %s", stored.id, exc)
             except Exception:
                 logger.exception("could not resume game %s", stored.id)

@@ -57,13 +57,13 @@ class InboxReader:
         *,
         clock: Callable[[], datetime],
         name: str,
-        sweep: float = SWEEP_SECONDS,
+        sweep: float | None = None,
     ) -> None:
         self.application = application
         self.db = db
         self.clock = clock
         self.name = name  # this worker's: its own notifications are for the others
-        self.sweep = sweep
+        self.sweep = SWEEP_SECONDS if sweep is None else sweep
         self._known: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._wanted: set[int] = set()  # heard of, not read yet
         self._retry: dict[int, tuple[float, int]] = {}  # id -> (not before, attempts)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -140,11 +140,42 @@ async def call(bot: Bot, method: str, parameters: Mapping[str, Any]) -> Any:
     return result
 
 
+class NotLeading(NetworkError):
+    """This worker does not lead now: nothing was sent. Transient, as a network error is:
+    a leader whose lease connection broke leads again once a renewal finds the lease still
+    its own (then what waited goes out); one that lost the lead stops sending altogether
+    (`bot.leader`)."""
+
+    def __init__(self) -> None:
+        super().__init__("this worker does not lead now: nothing was sent")
+
+
+class _FencedBody(httpx.AsyncByteStream):
+    """A call's body, handed to the connection only while `fence` allows (checked as late
+    as the bot can: when the connection is ready to take the body, after its headers)."""
+
+    __slots__ = ("_body", "_fence")
+
+    def __init__(self, body: bytes, fence: Callable[[], bool]) -> None:
+        self._body = body
+        self._fence = fence
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if not self._fence():
+            raise NotLeading
+        yield self._body
+
+
 class JsonRequest(HTTPXRequest):
     """`HTTPXRequest` sending JSON bodies straight to the client's transport (see the
-    module)."""
+    module).
 
-    __slots__ = ("_targets", "_targets_of")
+    `fence`, where set, is asked right before a call's body goes out (`bot.leader` sets the
+    lease's `held`): a worker that hung while a call was on its way, and wakes after another
+    took the lead, sends its headers at most, never the call (Telegram drops a request whose
+    body never comes), so nothing it had not sent lands over the new leader's messages."""
+
+    __slots__ = ("_targets", "_targets_of", "fence")
 
     def __init__(self, **kwargs: Any) -> None:
         unsupported = sorted(_UNSUPPORTED & set(kwargs.get("httpx_kwargs") or {}))
@@ -153,6 +184,7 @@ class JsonRequest(HTTPXRequest):
         super().__init__(**kwargs)
         self._targets: dict[str, tuple[httpx.URL, list[Header]]] = {}
         self._targets_of: httpx.AsyncClient | None = None  # the client they were made for
+        self.fence: Callable[[], bool] | None = None
 
     def _target(self, client: httpx.AsyncClient, url: str) -> tuple[httpx.URL, list[Header]]:
         """The URL parsed, and the headers of a call to it but its length: the ones
@@ -214,11 +246,12 @@ class JsonRequest(HTTPXRequest):
             body = request_data.json_payload  # PTB's encoding: Telegram then says what is wrong
         # With `stream=`, httpx adds no headers of its own (the ones `content=` would add are
         # in `headers`, and the length here): a quarter of the cost of building it.
+        fence = self.fence
         request = httpx.Request(
             method,
             target,
             headers=[*headers, (b"Content-Length", str(len(body)).encode())],
-            stream=httpx.ByteStream(body),
+            stream=httpx.ByteStream(body) if fence is None else _FencedBody(body, fence),
             extensions={"timeout": timeout},
         )
         # PTB's mapping of httpx's errors, as in HTTPXRequest.do_request.

@@ -11,8 +11,9 @@ and a reverse proxy may send to any worker that is ready. One post, in order:
    408) must be one JSON update with an integer `update_id`, else 400 (Telegram would only
    send it again);
 3. it is stored in the inbox unless it is there already (a redelivery: a worker died before
-   its answer); while the database cannot store, 503, and Telegram sends it again later
-   (the log says so once per outage, and once when it is over);
+   its answer); a post that comes while the worker starts waits for its database to open;
+   while the database cannot store, 503, and Telegram sends it again later (the log says
+   so once per outage, and once when it is over);
 4. 200; a worker that leads hands a new update straight to its reader.
 
 `register` points Telegram at `WEBHOOK_URL` when a worker takes the lead, and only if what
@@ -27,6 +28,7 @@ runs a server of its own (tornado) beside the bot's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -86,6 +88,7 @@ class Webhook:
         self._clock = clock
         self._down_since: float | None = None  # the database could not store posts since
         self._refused = 0  # posts answered 503 in this outage
+        self._opened = asyncio.Event()  # the database was opened (`opened`)
 
     # ---------------------------------------------------------------- the post route
 
@@ -114,7 +117,12 @@ class Webhook:
             logger.warning("webhook: a post that is no update was refused (400)")
             return HTTPStatus.BAD_REQUEST
         db = self._database()
-        if db is None:  # starting or stopped: Telegram tries again
+        if db is None and not self._opened.is_set():  # starting: the database opens soon
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(READ_SECONDS):
+                    await self._opened.wait()
+            db = self._database()
+        if db is None:  # stopped (or the start failed): Telegram tries again
             return HTTPStatus.SERVICE_UNAVAILABLE
         try:
             new = await db.accept_update(
@@ -130,6 +138,10 @@ class Webhook:
         elif not new:
             logger.info("webhook: update %s was posted again; it is stored", update.update_id)
         return HTTPStatus.OK
+
+    def opened(self) -> None:
+        """The database is open: posts that came during the start go on."""
+        self._opened.set()
 
     def _parse(self, body: bytes) -> Update | None:
         try:

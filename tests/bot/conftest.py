@@ -12,6 +12,7 @@ Telegram's flood limits (429 with retry_after) on that virtual clock, as Telegra
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,7 @@ class BotHarness:
     known_hands: dict[int, int] = field(default_factory=dict)
     # Called with the application before its services start (a test's webhook, say).
     prepare: Callable[[Any], None] | None = None
+    lease_clock: Callable[[], float] = time.monotonic  # by which the worker reckons its lease
 
     @property
     def rooms(self) -> Rooms:
@@ -68,6 +70,7 @@ class BotHarness:
             clock=self.clock,
             timing=self.timing,
             seeds=self._next_seed,
+            lease_clock=self.lease_clock,
         )
         if self.prepare is not None:
             self.prepare(self.app)

@@ -24,7 +24,7 @@ from telegram.request import HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from bot.app import build_application
-from bot.telegram.request import JsonRequest, UpdatesRequest, call
+from bot.telegram.request import JsonRequest, NotLeading, UpdatesRequest, call
 from tests.bot.conftest import make_settings
 from tests.fakes.telegram import FakeTelegram, FakeUser
 
@@ -599,3 +599,48 @@ async def test_a_download_takes_ptbs_own_path() -> None:
     await request.initialize()
     assert await request.retrieve("https://api.telegram.org/file/bot1:x/doc.txt") == b"file"
     await request.shutdown()
+
+
+async def test_a_worker_that_no_longer_leads_never_sends_a_calls_body() -> None:
+    """The lease is asked right before a call's body goes out (over a real socket): a worker
+    that hung with a call on its way and woke after another took the lead sends at most the
+    call's headers, and Telegram never gets the call; while it leads, calls go as ever."""
+    bodies: list[bytes] = []
+    heads = asyncio.Event()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                heads.set()
+                length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))  # type: ignore[union-attr]
+                bodies.append(await reader.readexactly(length))
+                writer.write(
+                    b'HTTP/1.1 200 OK\r\nContent-Length: 25\r\n\r\n{"ok":true,"result":true}'
+                )
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    request = JsonRequest(connection_pool_size=1)
+    await request.initialize()
+    leads = True
+    request.fence = lambda: leads
+    try:
+        url = f"http://127.0.0.1:{port}/bot1:x/sendMessage"
+        data = RequestData(
+            [RequestParameter("chat_id", 7, None), RequestParameter("text", "hi", None)]
+        )
+        assert await request.post(url, data) is True
+        leads = False
+        with pytest.raises(NotLeading):
+            await request.post(url, data)
+        assert len(bodies) == 1 and b'"hi"' in bodies[0]
+        leads = True
+        assert await request.post(url, data) is True  # leading again: a new connection
+        assert len(bodies) == 2
+    finally:
+        await request.shutdown()
+        server.close()
+        await server.wait_closed()

@@ -1,52 +1,107 @@
-"""Several workers on one PostgreSQL database (#20): each worker's `GameStore` gives a unit of
-work the chat's game as currently stored, under a lock that holds across the workers.
+"""Several workers on one PostgreSQL database (#30): one leads and plays, the others stand
+by, take Telegram's posts into the inbox and take over when the leader stops, dies or hangs.
 
-Two stores here, each on a `Database` of its own (as two processes would have), on one
-PostgreSQL database: units of work on one chat take turns, each sees what the other stored
-(no `Conflict`, no stale copy), a game the other ended is gone, a player's running games are
-found whichever worker plays them, and many chats at once cannot empty a pool of two. And
-two whole bots against one fake Telegram: a game whose taps go to either bot goes tap by tap
-as it goes on one.
+Two whole bots here (the harness, each with its own web server on loopback, in webhook
+mode), on one PostgreSQL database and one fake Telegram: the first to start leads. What
+each test proves is what players would notice: an update posted to either worker is handled
+once, by the leader; a new leader shows every game as stored (a hand the old leader never
+sent included) and keeps each deadline once; a leader that hung and wakes sends and writes
+nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
+import asyncpg
+import httpx
+import orjson
 import pytest
 
-from bot.kit import Kit, Person
-from bot.store import GameStore
+from bot.leader import ALLOWED_UPDATES, DATABASE_KEY, UPDATES_KEY, inbox_reader, leadership
+from bot.ops.health import Health
+from bot.telegram import inbox
+from bot.telegram.inbox import InboxReader
+from bot.telegram.webhook import SECRET_HEADER, Webhook
+from bot.web import WebServer
 from storage import Database, GameRecord
-from storage.postgres import chat_lock_key
+from storage.lease import LEASE_SECONDS
 from tests import postgres
 from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
-from tests.fakes.telegram import FakeGroup, FakeTelegram
-from tests.storage.conftest import lobby_record, running_record
-from tests.storage.test_chat_locks import WAIT, until_waiting
+from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 pytestmark = pytest.mark.postgres
 
-CHAT = -100
+SECRET = "workers-s3cret"
+TAKE_OVER = 10.0  # seconds a standby may take to take the lead in these tests (it takes ~0.5)
 
 
-def store_on(db: Database, tmp_path: Path) -> GameStore:
-    """A worker's store: what a unit of work needs of the kit is its database, settings and
-    clock (nothing here sends to Telegram)."""
-    kit = Kit(
-        db=db,
-        out=cast(Any, None),
-        tr=cast(Any, None),
-        settings=make_settings(tmp_path / "unused.sqlite3"),
-        bot_username="durak_test_bot",
-        clock=ManualClock(),
-        seeds=lambda: 1,
-    )
-    return GameStore(kit)
+class LeaseClock:
+    """A worker's own clock for its lease: the loop's, moved on by hand (`ahead`: a hang,
+    as the worker sees it when it wakes)."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.ahead
+
+
+@dataclass
+class Worker:
+    """A whole bot in webhook mode with its web server, posted to over HTTP."""
+
+    h: BotHarness
+    web: WebServer
+    client: httpx.AsyncClient
+    clock: LeaseClock
+
+    @property
+    def leading(self) -> bool:
+        lead = leadership(self.h.app)
+        return lead is not None and lead.leading
+
+    @property
+    def name(self) -> str:
+        lead = leadership(self.h.app)
+        assert lead is not None
+        return lead.lease.name
+
+    @property
+    def reader(self) -> InboxReader:
+        reader = inbox_reader(self.h.app)
+        assert reader is not None, "this worker does not lead"
+        return reader
+
+    async def post(self, update: dict[str, Any]) -> int:
+        response = await self.client.post(
+            f"http://127.0.0.1:{self.web.port}/hook",
+            content=orjson.dumps(update),
+            headers={SECRET_HEADER: SECRET},
+        )
+        return response.status_code
+
+    async def settle(self) -> None:
+        """Until this worker (the leader) handled what it took and sent what it caused."""
+        await self.reader.caught_up()
+        while self.reader.busy() or self.h.rooms.store.background.busy():
+            await self.reader.settled()
+            await self.h.settle()
+        await self.h.settle()
+
+    async def until_leading(self) -> None:
+        lead = leadership(self.h.app)
+        assert lead is not None
+        async with asyncio.timeout(TAKE_OVER):
+            while not self.leading:
+                lead.changed.clear()
+                await lead.changed.wait()
 
 
 @pytest.fixture
@@ -56,188 +111,297 @@ async def pg_url(pg_server: postgres.PostgresServer) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def stores(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[GameStore, GameStore]]:
-    a, b = await Database.open(pg_url), await Database.open(pg_url)
-    try:
-        yield store_on(a, tmp_path), store_on(b, tmp_path)
-    finally:
-        await b.close()
-        await a.close()
-
-
-async def test_each_worker_sees_what_the_other_stored(
-    stores: tuple[GameStore, GameStore],
-) -> None:
-    a, b = stores
-    assert a.shared and b.shared
-    created = await a.create(lobby_record(CHAT, 1, 2))
-    async with a.for_chat(CHAT) as unit:
-        assert unit.record is created  # A's live copy, still the stored one
-        created.lobby.message_id = 1001
-        await a.save(created)
-    async with b.for_chat(CHAT) as unit:  # B never had it: loaded
-        record = unit.record
-        assert record is not None and record.lobby.message_id == 1001
-        record.lobby.message_id = 1002
-        await b.save(record)
-    async with a.for_chat(CHAT) as unit:  # A's copy is stale now: loaded again
-        again = unit.record
-        assert again is not None and again is not created
-        assert again.lobby.message_id == 1002 and again.version == record.version
-        again.lobby.message_id = 1003
-        await a.save(again)  # no Conflict
-    async with b.for_chat(CHAT) as unit:
-        assert unit.record is not None
-        await b.close_game(unit.record)
-    async with a.for_chat(CHAT) as unit:  # ended by B: A's copy is dropped
-        assert unit.record is None
-    assert a.live(CHAT) is None
-
-
-async def test_a_second_worker_waits_for_the_first_ones_unit_of_work(
-    stores: tuple[GameStore, GameStore], pg_url: str
-) -> None:
-    a, b = stores
-    await a.create(lobby_record(CHAT, 1, 2))
-    inside = asyncio.Event()
-
-    async def unit_on_b() -> int | None:
-        async with b.for_chat(CHAT) as unit:
-            inside.set()
-            return unit.record.lobby.message_id if unit.record else None
-
-    async with a.for_chat(CHAT) as unit:
-        assert unit.record is not None
-        waiting = asyncio.create_task(unit_on_b())
-        await until_waiting(pg_url, chat_lock_key(CHAT) & 0xFFFF_FFFF_FFFF_FFFF)
-        assert not inside.is_set()
-        unit.record.lobby.message_id = 2001
-        await a.save(unit.record)
-    assert await asyncio.wait_for(waiting, WAIT) == 2001
-
-
-async def test_a_players_running_games_are_found_whichever_worker_plays_them(
-    stores: tuple[GameStore, GameStore],
-) -> None:
-    a, b = stores
-    first = await a.create(running_record(-100, 1, 2))
-    second = await b.create(running_record(-200, 3, 1))
-    await a.create(lobby_record(-300, 1, 4))
-    alice = Person(user_id=1, name="Alice")
-    for store in (a, b):
-        assert [r.id for r in await store.running_games_of(alice)] == [first.id, second.id]
-    assert await a.running_games_of(Person(user_id=4, name="Dan")) == []
-
-
-async def test_many_chats_at_once_on_two_workers_cannot_empty_a_pool_of_two(
-    pg_url: str, tmp_path: Path
-) -> None:
-    url = f"{pg_url}?pool_max=2"
-    dbs = [await Database.open(url), await Database.open(url)]
-    try:
-        workers = [store_on(db, tmp_path) for db in dbs]
-        chats = list(range(-100, -130, -1))
-        for chat_id in chats:
-            await workers[0].create(lobby_record(chat_id, 1, 2))
-
-        async def tap(store: GameStore, chat_id: int) -> None:
-            async with store.for_chat(chat_id) as unit:
-                assert unit.record is not None
-                unit.record.lobby.message_id = (unit.record.lobby.message_id or 0) + 1
-                await store.save(unit.record)
-                assert [r.chat_id for r in await store.running_games_of(Person(9, "Nobody"))] == []
-
-        taps = [tap(workers[n % 2], chat_id) for n in range(6) for chat_id in chats]
-        await asyncio.wait_for(asyncio.gather(*taps), WAIT)
-        for chat_id in chats:
-            record = await workers[1].stored(chat_id)
-            assert record is not None and record.lobby.message_id == 77 + 6
-    finally:
-        for db in dbs:
-            await db.close()
-
-
-# ---------------------------------------------------------------- two whole bots
-
-
-@pytest.fixture
-async def two_bots(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[BotHarness, BotHarness]]:
-    """Two bots (workers A and B) on one PostgreSQL database, answering one fake Telegram:
-    each update goes to the worker the test hands it to."""
+async def workers(pg_url: str, tmp_path: Path) -> AsyncIterator[list[Worker]]:
+    """Two workers, A (started first: it leads) and B (it stands by)."""
     fake = FakeTelegram(token=TOKEN)
     clock = ManualClock()
-    bots = []
-    for name in ("a", "b"):
-        db_path = tmp_path / f"{name}.sqlite3"  # never made: the database is PostgreSQL's
-        settings = make_settings(db_path, database_url=pg_url)
-        bots.append(BotHarness(fake=fake, db_path=db_path, clock=clock, settings=settings))
-    try:
-        for h in bots:
-            await h.start()
-        yield bots[0], bots[1]
-    finally:
-        for h in bots:
-            await h.stop()
+    started: list[Worker] = []
+    async with httpx.AsyncClient(trust_env=False) as client:
+        try:
+            for name in ("a", "b"):
+                started.append(await _start_worker(name, fake, clock, pg_url, tmp_path, client))
+            yield started
+        finally:
+            for worker in started:
+                await worker.web.close()
+                await worker.h.stop()
 
 
-async def stored_game(h: BotHarness, group: FakeGroup) -> GameRecord:
-    async with h.rooms.kit.db.transaction(readonly=True) as tx:
+async def _start_worker(
+    name: str,
+    fake: FakeTelegram,
+    clock: ManualClock,
+    pg_url: str,
+    tmp_path: Path,
+    client: httpx.AsyncClient,
+) -> Worker:
+    db_path = tmp_path / f"{name}.sqlite3"  # never made: the database is PostgreSQL's
+    lease_clock = LeaseClock()
+    h = BotHarness(
+        fake=fake,
+        db_path=db_path,
+        clock=clock,
+        settings=make_settings(db_path, database_url=pg_url),
+        lease_clock=lease_clock,
+    )
+    hooks: list[Webhook] = []
+
+    def prepare(app: Any) -> None:
+        hook = Webhook(
+            app,
+            url="https://bot.example/hook",
+            secret=SECRET,
+            database=lambda: app.bot_data.get(DATABASE_KEY),
+            reader=lambda: inbox_reader(app),
+            allowed_updates=ALLOWED_UPDATES,
+            max_connections=40,
+            clock=clock,
+        )
+        app.bot_data[UPDATES_KEY] = hook
+        hooks.append(hook)
+
+    h.prepare = prepare
+    await h.start()
+    web = WebServer(
+        Health(database=lambda: h.app.bot_data.get(DATABASE_KEY)),
+        "127.0.0.1",
+        0,
+        posts={"/hook": hooks[-1].post},
+    )
+    await web.start()
+    return Worker(h, web, client, lease_clock)
+
+
+async def stored(db: Database, group: FakeGroup) -> GameRecord:
+    async with db.transaction(readonly=True) as tx:
         return await tx.games.latest_for_chat(chat_id=group.id)
 
 
-async def play(bots: list[BotHarness], seed: int) -> list[tuple[str, str | None, int]]:
-    """Alice and Bob play a game in a group, opened on the first bot: each tap is on a
-    random button of the hand of a player the game waits for, and goes to a random bot.
-    What happened, tap by tap: who tapped, the answer, and the stored game's move number."""
-    first = bots[0]
-    alice, bob = first.user(1, "Alice"), first.user(2, "Bob")
-    group = first.fake.group(-7301, "Club", admins={alice})
-    await first.open_game(group, [alice, bob])
-    taps, workers = random.Random(seed), random.Random(seed + 1)
-    trace: list[tuple[str, str | None, int]] = []
-    while (record := await stored_game(first, group)).status == "running":
+def a_hand(fake: FakeTelegram, user: FakeUser, record: GameRecord) -> FakeMessage:
+    mid = record.hand_messages.get(str(user.id))
+    assert mid is not None
+    return fake.message(user.id, mid)
+
+
+async def open_game(
+    a: Worker, post_to: Callable[[int], Worker], chat_id: int
+) -> tuple[FakeGroup, FakeUser, FakeUser]:
+    """Alice and Bob start a game, each update posted to the worker `post_to` picks."""
+    fake = a.h.fake
+    alice, bob = a.h.user(chat_id * -10 + 1, "Alice"), a.h.user(chat_id * -10 + 2, "Bob")
+    group = fake.group(chat_id, "Club", admins={alice})
+    steps = [
+        lambda: alice.start_private(),
+        lambda: bob.start_private(),
+        lambda: alice.send(group, "/newgame"),
+        lambda: bob.tap(_lobby(fake, group), "Join"),
+        lambda: alice.tap(_lobby(fake, group), "Start"),
+    ]
+    for n, step in enumerate(steps):
+        assert await post_to(n).post(step()) == 200
+        await a.settle()
+    return group, alice, bob
+
+
+def _lobby(fake: FakeTelegram, group: FakeGroup) -> FakeMessage:
+    return next(m for m in reversed(fake.messages(group.id)) if "Join" in m.button_texts)
+
+
+# ---------------------------------------------------------------- who leads
+
+
+async def test_the_first_worker_leads_and_the_other_stands_by(workers: list[Worker]) -> None:
+    a, b = workers
+    assert a.leading and not b.leading
+    lead_b = leadership(b.h.app)
+    assert lead_b is not None and lead_b.lease.holder() == a.name
+    assert inbox_reader(b.h.app) is None  # it handles nothing: it only stores posts
+    # Telegram heard the command menus and the webhook once, from the leader.
+    assert a.h.fake.call_counts.get("setWebhook") == 1
+    assert a.h.fake.call_counts.get("setMyCommands") == 8
+
+
+async def test_a_post_to_either_worker_is_handled_once_by_the_leader(
+    workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B stores what it is posted and tells A, which handles it at once (A looks at the
+    inbox itself only every hour here: what reaches it comes through the notification)."""
+    a, b = workers
+    monkeypatch.setattr(inbox, "SWEEP_SECONDS", 3600.0)
+    fake = a.h.fake
+    alice = a.h.user(1, "Alice")
+    replied = asyncio.Event()
+    unwatch = fake.watch(lambda message, _: replied.set() if message.chat_id == alice.id else None)
+    try:
+        update = alice.send_private("/help")
+        assert await b.post(update) == 200
+        async with asyncio.timeout(10):
+            await replied.wait()
+    finally:
+        unwatch()
+    await a.settle()
+    replies = len(fake.messages(alice.id))
+    assert replies >= 1
+    assert await a.post(update) == 200  # Telegram posts it again, to the other worker
+    await a.settle()
+    assert len(fake.messages(alice.id)) == replies
+
+
+async def test_a_game_posted_to_both_workers_goes_as_on_one(workers: list[Worker]) -> None:
+    """Each update goes to a random worker: the game goes tap by tap, to its end."""
+    a = workers[0]
+    rng = random.Random(5)
+    group, alice, bob = await open_game(a, lambda _: rng.choice(workers), -7301)
+    users = {alice.id: alice, bob.id: bob}
+    db = a.h.app.bot_data[DATABASE_KEY]
+    taps = 0
+    while (record := await stored(db, group)).status == "running":
         assert record.game is not None
-        actor = first.users[int(taps.choice(sorted(record.game.to_act)))]
-        hand = first.fake.message(actor.id, record.hand_messages[str(actor.id)])
+        actor = users[int(rng.choice(sorted(record.game.to_act)))]
+        hand = a_hand(a.h.fake, actor, record)
         buttons = [x.callback_data for row in hand.buttons for x in row if x.callback_data]
-        tap = actor.tap(hand, taps.choice(buttons))
-        await workers.choice(bots).send(tap)
-        answer = first.fake.answer_for(tap)
-        after = await stored_game(first, group)
-        moves = after.game.move_number if after.game is not None else -1
-        trace.append((actor.first_name, answer.text if answer else None, moves))
-        assert len(trace) < 3000, "the game does not end"
+        tap = actor.tap(hand, rng.choice(buttons))
+        assert await rng.choice(workers).post(tap) == 200
+        await a.settle()
+        assert a.h.fake.answer_for(tap) is not None  # every tap answered
+        taps += 1
+        assert taps < 3000, "the game does not end"
     assert record.status == "finished"
-    async with first.rooms.kit.db.transaction(readonly=True) as tx:
+    async with db.transaction(readonly=True) as tx:
         assert await tx.results.count(chat_id=group.id) == 1
-    return trace
+        assert await tx.inbox.count_waiting() == 0
 
 
-async def test_a_game_played_on_two_workers_tap_by_tap_goes_as_on_one(
-    two_bots: tuple[BotHarness, BotHarness], harness: BotHarness
+# ---------------------------------------------------------------- taking over
+
+
+async def test_a_leader_that_stops_hands_over_and_the_next_shows_every_game(
+    workers: list[Worker],
 ) -> None:
-    """Each tap goes to either worker, so each often taps a game the other moved last: it
-    sees that move (its tap is not out of date, nor a conflict, nor lost), and the game goes
-    tap by tap as it goes on one bot (SQLite), answers and all, to one result."""
-    on_one = await play([harness], seed=7)
-    on_two = await play(list(two_bots), seed=7)
-    assert on_two == on_one
-    assert len({moves for _, _, moves in on_two}) > 20  # a game of many moves
+    a, b = workers
+    group, alice, bob = await open_game(a, lambda n: workers[n % 2], -7302)
+    db = a.h.app.bot_data[DATABASE_KEY]
+    before = await stored(db, group)
+    await a.web.close()
+    await a.h.stop()  # SIGTERM: it finishes, sends what is pending, hands over
+    await b.until_leading()
+    await b.settle()
+    record = await stored(b.h.app.bot_data[DATABASE_KEY], group)
+    assert record.game is not None and before.game is not None
+    assert record.game.move_number == before.game.move_number
+    # B plays on: a tap posted to B is applied.
+    attacker = {alice.id: alice, bob.id: bob}[int(record.game.attacker)]
+    hand = a_hand(b.h.fake, attacker, record)
+    card = next(x for row in hand.buttons for x in row if "·" not in x.text)
+    tap = attacker.tap(hand, card.callback_data or "")
+    assert await b.post(tap) == 200
+    await b.settle()
+    after = await stored(b.h.app.bot_data[DATABASE_KEY], group)
+    assert after.game is not None and after.game.move_number == record.game.move_number + 1
+    workers.remove(a)  # (stopped already)
 
 
-async def test_a_tap_finds_a_game_that_another_worker_moved_with_its_group(
-    stores: tuple[GameStore, GameStore],
+async def test_a_dead_leaders_unsent_hand_is_sent_by_the_next(workers: list[Worker]) -> None:
+    """A stored Alice's move and died before Bob's hand went out: B takes over at once (A's
+    database session is gone), and Bob's hand shows the move without anyone tapping."""
+    a, b = workers
+    group, alice, bob = await open_game(a, lambda n: workers[n % 2], -7303)
+    db = a.h.app.bot_data[DATABASE_KEY]
+    record = await stored(db, group)
+    assert record.game is not None
+    attacker, defender = (alice, bob) if record.game.attacker == str(alice.id) else (bob, alice)
+    hand = a_hand(a.h.fake, attacker, record)
+    card = next(x for row in hand.buttons for x in row if "·" not in x.text)
+    waiting = a_hand(a.h.fake, defender, record)
+    edits = waiting.edits
+
+    def die(_: GameRecord) -> None:  # right after the move's commit: nothing more goes out
+        a.clock.ahead = 10 * LEASE_SECONDS
+
+    a.h.rooms.store.saved.append(die)
+    assert await a.post(attacker.tap(hand, card.callback_data or "")) == 200
+    await a.reader.settled()
+    moved = await stored(db, group)
+    assert moved.game is not None and moved.game.move_number == 1
+    assert a.h.fake.message(defender.id, waiting.message_id).edits == edits  # never sent
+    lead_a = leadership(a.h.app)
+    assert lead_a is not None
+    await lead_a.lease.close()  # its session ends with it, as a killed process's does
+    await b.until_leading()
+    await b.settle()
+    shown = a_hand(b.h.fake, defender, await stored(db, group))
+    assert shown.edits > edits or shown.message_id != waiting.message_id
+    assert any(text.startswith("Take") for text in shown.button_texts)
+
+
+async def test_a_leader_that_hung_sends_and_writes_nothing_when_it_wakes(
+    workers: list[Worker], pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A group became a supergroup while worker B handled it: the game moved to the new
-    chat. Worker A remembered the game in the old chat; a tap of it on A still finds it."""
-    a, b = stores
-    created = await a.create(running_record(CHAT, 1, 2))
-    assert created.id is not None
-    async with a.for_game(created.id) as unit:  # A remembers the game's chat
-        assert unit is not None and unit.game(created.id) is not None
-    async with b.locked(CHAT, -1009100):
-        await b.migrate(CHAT, -1009100)
-    async with a.for_game(created.id) as unit:
-        assert unit is not None and unit.chat_id == -1009100
-        record = unit.game(created.id)
-        assert record is not None and record.chat_id == -1009100
+    """A hangs past its lease (no renewal; its own clock says so when it wakes); B takes the
+    lead once the lease ran out. A tap still reaching A finds it fenced: no answer, no edit,
+    nothing stored; at its next renewal it stops playing, and B goes on."""
+    a, b = workers
+    group, alice, bob = await open_game(a, lambda n: workers[n % 2], -7304)
+    db = a.h.app.bot_data[DATABASE_KEY]
+    record = await stored(db, group)
+    assert record.game is not None
+    lead_a = leadership(a.h.app)
+    assert lead_a is not None
+    wakes = asyncio.Event()
+    renew = lead_a.lease.renew
+
+    async def hung() -> bool:
+        await wakes.wait()
+        return await renew()
+
+    monkeypatch.setattr(lead_a.lease, "renew", hung)
+    a.clock.ahead = LEASE_SECONDS  # A slept through its lease ...
+    await _run_out(pg_url)  # ... and so did the database's clock
+    await b.until_leading()
+    attacker = {alice.id: alice, bob.id: bob}[int(record.game.attacker)]
+    hand = a_hand(a.h.fake, attacker, record)
+    card = next(x for row in hand.buttons for x in row if "·" not in x.text)
+    tap = attacker.tap(hand, card.callback_data or "")
+    calls = len(a.h.fake.calls)
+    await a.h.deliver(tap)  # as A's long polling would hand it over, still in A's memory
+    await a.h.rooms.store.background.settle()
+    assert len(a.h.fake.calls) == calls  # not even an answer
+    after = await stored(db, group)
+    assert after.game is not None and after.game.move_number == record.game.move_number
+    wakes.set()
+    async with asyncio.timeout(TAKE_OVER):
+        while lead_a.term is not None:  # its next renewal: another leads, it stops
+            lead_a.changed.clear()
+            await lead_a.changed.wait()
+    assert len(a.h.fake.calls) == calls
+    # The tap, posted as Telegram would (nobody answered it), is handled by B.
+    assert await b.post(tap) == 200
+    await b.settle()
+    moved = await stored(db, group)
+    assert moved.game is not None and moved.game.move_number == record.game.move_number + 1
+
+
+async def test_a_deadline_is_kept_once_across_a_change_of_leader(workers: list[Worker]) -> None:
+    """The turn's deadline was set under A; B, leading after A's stop, times the turn out
+    once (a second look finds nothing due)."""
+    a, b = workers
+    group, _, _ = await open_game(a, lambda n: workers[n % 2], -7305)
+    await a.web.close()
+    await a.h.stop()
+    workers.remove(a)
+    await b.until_leading()
+    await b.settle()
+    b.h.clock.advance(61)
+    assert await b.h.run_due() == 1
+    assert await b.h.run_due() == 0
+    record = await stored(b.h.app.bot_data[DATABASE_KEY], group)
+    assert sum(record.timeouts.values()) == 1
+
+
+async def _run_out(pg_url: str) -> None:
+    """The lease's time is over by the database's clock (as if its holder hung that long)."""
+    conn = await asyncpg.connect(pg_url)
+    try:
+        await conn.execute("UPDATE leader SET expires_us = 1 WHERE id = 1")
+    finally:
+        await conn.close()

@@ -3,8 +3,10 @@
 `FakeTelegram` answers `httpx.Request`s in-process; this serves it over plain HTTP/1.1
 (keep-alive, Content-Length bodies: what httpx sends) on 127.0.0.1, so that `python -m bot`
 can be pointed at it with `BOT_API_BASE_URL`. Every request is handed to the fake as if it
-were addressed to api.telegram.org. Tests wait for what they expect with `wait_for`, which
-wakes on every answered request: no sleeping. `cut` and `restore` lose and give back the
+were addressed to api.telegram.org. Several bot processes may each be given a base URL of
+their own (`url_for`): the fake then knows which one made each call (`Call.via`). Tests
+wait for what they expect with `wait_for`, which wakes on every answered request: no
+sleeping. `cut` and `restore` lose and give back the
 network: while cut, every connection is dropped unanswered. `hold` keeps back the requests
 that meet a condition (the bot waits for their answers) until `release`, so that a test can
 look at the bot while it waits.
@@ -14,14 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable
 from types import TracebackType
 
 import httpx
 
 from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram.transport import VIA_HEADER
 
 WAIT = 60.0
+_LABEL = re.compile(r"[A-Za-z0-9._-]+")
+_VIA = re.compile(r"/via/([A-Za-z0-9._-]+)(?=/)")
 
 
 class LoopbackBotAPI:
@@ -42,6 +48,13 @@ class LoopbackBotAPI:
     def base_url(self) -> str:
         """The value for `BOT_API_BASE_URL`."""
         return f"http://127.0.0.1:{self.port}/bot"
+
+    def url_for(self, label: str) -> str:
+        """A value for `BOT_API_BASE_URL` that tells the fake its calls come from `label`
+        (letters, digits, ``.``, ``-`` and ``_``)."""
+        if not _LABEL.fullmatch(label):
+            raise ValueError(f"not a label for a bot process: {label!r}")
+        return f"http://127.0.0.1:{self.port}/via/{label}/bot"
 
     async def __aenter__(self) -> LoopbackBotAPI:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -144,6 +157,10 @@ class LoopbackBotAPI:
             headers[name.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length") or 0))
         headers.pop("host", None)
+        via = _VIA.match(target)
+        if via is not None:  # a process's own base URL (`url_for`)
+            headers[VIA_HEADER] = via[1]
+            target = target[via.end() :]
         return httpx.Request(
             method, f"https://api.telegram.org{target}", headers=headers, content=body
         )

@@ -31,6 +31,10 @@ class VirtualTiming:
     def now(self) -> float:
         return self._now
 
+    def epoch(self) -> float:
+        """The virtual clock as wall time: one harness's processes share it."""
+        return 1_800_000_000.0 + self._now
+
     @contextlib.contextmanager
     def update(self) -> Iterator[None]:
         """Around the handling of an update: the clock does not jump meanwhile."""

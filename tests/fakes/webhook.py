@@ -77,6 +77,7 @@ class Attempt:
     status: int | None
     error: str | None  # None: acknowledged; else what getWebhookInfo's last_error_message says
     seconds: float = field(default=0.0, compare=False)  # the post, to its answer or failure
+    at: float = field(default_factory=time.time, compare=False)  # when it ended (wall clock)
 
     @property
     def ok(self) -> bool:

@@ -62,6 +62,8 @@ class Call:
     description: str | None = None
     injected: bool = False  # the outcome came from fail_next/timeout_next
     timed_out: bool = False
+    via: str | None = None  # which bot process made it, where it says (`LoopbackBotAPI.url_for`)
+    at: float = field(default_factory=time.time)  # when it arrived (the wall clock)
 
     @property
     def chat_id(self) -> int | str | None:

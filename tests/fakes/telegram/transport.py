@@ -34,6 +34,10 @@ from tests.fakes.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
+VIA_HEADER = "x-fake-via"
+"""Set by `tests.fakes.loopback.LoopbackBotAPI` for a request to a process's own base URL:
+the process's label, kept with the call (`Call.via`)."""
+
 _JSON_PARAMS = frozenset(
     {
         "reply_markup",
@@ -307,6 +311,8 @@ class FakeTelegram(BotApiMethods):
     # -- HTTP
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
+        """Answer one Bot API request (the ``VIA_HEADER``, where given, names the process
+        that made it: see `tests.fakes.loopback.LoopbackBotAPI.url_for`)."""
         if request.url.host != "api.telegram.org":
             raise httpx.ConnectError(
                 f"FakeTelegram: refusing to contact {request.url.host} (no network in tests)",
@@ -322,7 +328,7 @@ class FakeTelegram(BotApiMethods):
         except ApiError as exc:
             self.calls.append(Call(method, {}, False, None, exc.code, exc.description))
             return self._error_response(exc.code, exc.description)
-        call = Call(method, params)
+        call = Call(method, params, via=request.headers.get(VIA_HEADER))
         self.calls.append(call)
         if token != self.token:
             return self._fail(call, ApiError(401, "Unauthorized"))
