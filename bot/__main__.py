@@ -194,8 +194,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 health.up()
                 await stopping.wait()
             finally:
-                if web is not None:  # the posts under way are answered, then no more
-                    await web.drain()
+                if web is not None and posts:  # the posts under way answered, then no more
+                    await web.drain()  # (long polling: /healthz, /readyz answer to the end)
                 await stop_services(application)  # while the HTTP client is open
                 if application.running:
                     await application.stop()
