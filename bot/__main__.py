@@ -120,9 +120,11 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
 
     settings: Settings = application.bot_data["settings"]
 
+    started: Lease | None = None  # this worker's lease once started: still told while it stops
+
     def lease() -> Lease | None:
         lead = leadership(application)
-        return lead.lease if lead is not None else None
+        return lead.lease if lead is not None else started
 
     health = Health(
         database=lambda: application.bot_data.get(DATABASE_KEY),
@@ -182,6 +184,7 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 await start_services(application)
                 starting = False
                 lead = application.bot_data[LEADERSHIP_KEY]
+                started = lead.lease
                 logger.info(
                     "@%s is up: %s, database %s, engine: %s; worker %s, %s",
                     application.bot.username,
