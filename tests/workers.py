@@ -106,7 +106,9 @@ class Cluster:
         env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith(("BOT_", "DATABASE_", "TURN_", "LOBBY_", "LOG_", "WEBHOOK_"))
+            if not key.startswith(
+                ("BOT_", "DATABASE_", "TURN_", "LOBBY_", "LOG_", "WEBHOOK_", "WEB_")
+            )
             and "proxy" not in key.lower()
         }
         env.update(
@@ -115,7 +117,7 @@ class Cluster:
             DATABASE_URL=self.database_url,
             WEBHOOK_URL=PUBLIC_URL,
             WEBHOOK_SECRET=SECRET,
-            WEBHOOK_PORT=str(worker.port),
+            WEB_PORT=str(worker.port),
             LOG_LEVEL="INFO",
             NO_PROXY="127.0.0.1,localhost",
             PYTHONPATH=os.pathsep.join(
