@@ -36,6 +36,7 @@ from telegram.error import (
 )
 
 from bot.ops import logs, metrics
+from bot.ops import probe as bot_probe
 from bot.ops.health import Health
 from bot.ops.logs import JsonLines
 from bot.telegram.polling import PollingWatch
@@ -319,6 +320,45 @@ async def test_without_web_port_nothing_listens_and_the_probe_says_why(tmp_path:
     _, err = await process.communicate()
     assert process.returncode == 1
     assert err.decode().startswith("probe: WEB_PORT is not set: "), err
+
+
+@pytest.mark.parametrize(
+    ("env", "asked"),
+    [
+        ({"WEB_PORT": "8123"}, ("127.0.0.1", 8123)),
+        ({"WEB_PORT": "8123", "WEB_HOST": "::"}, ("::1", 8123)),
+        ({"WEB_PORT": "8123", "WEB_HOST": "10.0.0.5"}, ("10.0.0.5", 8123)),
+        # webhook mode: the bot's web server is on 8080 where WEB_PORT is not set
+        ({"WEBHOOK_URL": "https://bot.example/hook"}, ("127.0.0.1", 8080)),
+        ({"WEBHOOK_URL": "https://bot.example/hook", "WEB_PORT": ""}, ("127.0.0.1", 8080)),
+    ],
+)
+def test_the_probe_asks_where_the_bot_listens(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    env: dict[str, str],
+    asked: tuple[str, int],
+) -> None:
+    seen: list[tuple[str, int]] = []
+
+    class Refused:
+        def __init__(self, host: str, port: int, timeout: float) -> None:
+            seen.append((host, port))
+
+        def request(self, method: str, path: str) -> None:
+            raise ConnectionRefusedError("refused")
+
+        def close(self) -> None:
+            pass
+
+    for name in ("WEB_PORT", "WEB_HOST", "WEBHOOK_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, setting in env.items():
+        monkeypatch.setenv(name, setting)
+    monkeypatch.setattr(bot_probe.http.client, "HTTPConnection", Refused)
+    assert bot_probe.probe("/readyz") == 1
+    assert seen == [asked]
+    assert capsys.readouterr().err.startswith(f"probe: no answer from {asked[0]}:{asked[1]}/readyz")
 
 
 def listening_ports(pid: int) -> set[int] | None:
