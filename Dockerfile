@@ -32,7 +32,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONSAFEPATH=1 \
     PYTHONPATH=/opt/engine \
     DATABASE_URL=sqlite:////data/durak.sqlite3 \
-    HEALTH_PORT=8080
+    WEB_PORT=8080
 
 RUN groupadd --gid 10001 durak \
     && useradd --create-home --uid 10001 --gid 10001 durak \
@@ -54,13 +54,16 @@ USER 10001:10001
 RUN python -c "import engine; assert engine.COMPILED, engine.__file__"
 VOLUME ["/data"]
 
-# Health checks (docs/operating.md): HEALTH_PORT is set above, and the server binds loopback
-# (HEALTH_HOST's default), which the HEALTHCHECK, run inside the container, reaches; nothing
-# is reachable from outside. For Prometheus or Kubernetes' probes (the kubelet connects to
-# the pod's address, not its loopback) run with HEALTH_HOST=0.0.0.0 and publish the port.
-# The check asks /healthz, not /readyz: what acts on it restarts the container, which helps a
-# stuck bot but not a Telegram outage; watch /readyz for those. Unset HEALTH_PORT (an empty
-# value) and the server is off, and so the check fails: then also --no-healthcheck.
+# The web server (docs/operating.md): WEB_PORT is set above, for /healthz, /readyz and
+# /metrics, and in webhook mode Telegram's posts. It binds loopback (WEB_HOST's default),
+# which the HEALTHCHECK, run inside the container, reaches; nothing is reachable from
+# outside. For a reverse proxy in another container (webhook mode, docker-compose.yml),
+# Prometheus or Kubernetes' probes (the kubelet connects to the pod's address, not its
+# loopback) run with WEB_HOST=0.0.0.0 (and publish the port for a scraper outside Docker's
+# networks). The check asks /healthz, not /readyz: what acts on
+# it restarts the container, which helps a stuck bot but not a database outage; watch
+# /readyz for those. Unset WEB_PORT (an empty value) with long polling and the server is
+# off, and so the check fails: then also --no-healthcheck.
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-m", "bot.ops.probe", "/healthz"]

@@ -120,9 +120,11 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
 
     settings: Settings = application.bot_data["settings"]
 
+    started: Lease | None = None  # this worker's lease once started: still told while it stops
+
     def lease() -> Lease | None:
         lead = leadership(application)
-        return lead.lease if lead is not None else None
+        return lead.lease if lead is not None else started
 
     health = Health(
         database=lambda: application.bot_data.get(DATABASE_KEY),
@@ -185,6 +187,7 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 await start_services(application)
                 starting = False
                 lead = application.bot_data[LEADERSHIP_KEY]
+                started = lead.lease
                 logger.info(
                     "@%s is up: %s, database %s, engine: %s; worker %s, %s",
                     application.bot.username,
@@ -197,8 +200,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
                 health.up()
                 await stopping.wait()
             finally:
-                if web is not None:  # the posts under way are answered, then no more
-                    await web.drain()
+                if web is not None and posts:  # the posts under way answered, then no more
+                    await web.drain()  # (long polling: /healthz, /readyz answer to the end)
                 await stop_services(application)  # while the HTTP client is open
                 if application.running:
                     await application.stop()

@@ -108,7 +108,7 @@ class Settings(BaseSettings):
 
     @property
     def webhook_path(self) -> str:
-        """The path of WEBHOOK_URL: where the webhook server takes Telegram's posts (a reverse
+        """The path of WEBHOOK_URL: where the web server takes Telegram's posts (a reverse
         proxy in front passes the path on as it is)."""
         return urlsplit(self.webhook_url or "").path or "/"
 

@@ -45,6 +45,45 @@ def test_the_dockerfile_passes_hadolint() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def renamed() -> set[str]:
+    """Settings of earlier releases, which the bot refuses naming the new one."""
+    return {name for name, field in Settings.model_fields.items() if field.exclude}
+
+
+def test_the_image_serves_its_checks_on_web_port_and_probes_them() -> None:
+    """The image's ENV (the final stage's) sets the settings of this release only, among
+    them WEB_PORT, the port it exposes and its HEALTHCHECK asks through the probe."""
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    final = dockerfile.rpartition("\nFROM ")[2]
+    block = re.search(r"^ENV ((?:.*\\\n)*.*)$", final, re.MULTILINE)
+    assert block is not None
+    env = dict(re.findall(r"(\w+)=(\S+)", block.group(1)))
+    assert env["WEB_PORT"] == "8080"
+    assert re.search(r"^EXPOSE 8080$", final, re.MULTILINE)
+    healthcheck = re.search(r"^HEALTHCHECK .*\\\n\s+CMD (\[.*\])$", final, re.MULTILINE)
+    assert healthcheck is not None
+    assert json.loads(healthcheck.group(1)) == ["python", "-m", "bot.ops.probe", "/healthz"]
+    bot_settings = {k.lower(): v for k, v in env.items() if k.lower() in Settings.model_fields}
+    assert not bot_settings.keys() & renamed()
+    image = Settings(_env_file=None, bot_token=REQUIRED["BOT_TOKEN"], **bot_settings)  # type: ignore[call-arg]
+    assert (image.web_port, image.web_host) == (8080, "127.0.0.1")  # loopback: the check's
+
+
+def test_the_env_example_is_settings_of_this_release() -> None:
+    """.env.example, copied to .env with the token filled in, starts the bot: none of its
+    entries is a setting of an earlier release (refused at start-up)."""
+    values = {}
+    for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines():
+        key, equals, value = line.partition("=")
+        if equals and not line.startswith("#") and key.lower() in Settings.model_fields:
+            values[key.lower()] = value
+    assert {"web_port", "web_host"} <= values.keys()
+    assert not values.keys() & renamed()  # even empty
+    values["bot_token"] = REQUIRED["BOT_TOKEN"]
+    example = Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    assert (example.web_port, example.web_host) == (None, "127.0.0.1")
+
+
 # docker-compose.yml (README, "Running more than one worker"), checked as an operator would
 # use it: beside it a .env made from .env.example with the required values filled in, and
 # nothing from the caller's environment. `config` resolves the file without a Docker daemon.
@@ -202,10 +241,10 @@ def test_every_worker_would_start_in_webhook_mode_reachable_by_the_proxy(
         assert urlsplit(worker.webhook_url or "").hostname == REQUIRED["PUBLIC_HOSTNAME"]
         assert worker.webhook_secret is not None
         assert worker.webhook_secret.get_secret_value() == REQUIRED["WEBHOOK_SECRET"]
-        assert worker.webhook_listen == "0.0.0.0", name  # not .env.example's loopback
-        assert worker.health_host == "0.0.0.0", name
-        assert worker.health_port is not None, name
-        assert "/readyz" in service["healthcheck"]["test"], name
+        assert worker.web_host == "0.0.0.0", name  # not .env.example's loopback
+        assert worker.web_port is not None, name
+        assert environment(service)["WEB_PORT"] == str(worker.web_port), name  # the probe's
+        assert service["healthcheck"]["test"][-2:] == ["bot.ops.probe", "/readyz"], name
         assert not service.get("ports"), f"{name} is published on the host"
 
 
@@ -217,13 +256,14 @@ def test_the_proxy_takes_https_and_posts_to_every_worker(resolved: dict[str, Any
     caddyfile = (ROOT / "Caddyfile").read_text(encoding="utf-8")
     upstreams = re.search(r"^\s*reverse_proxy ([^{\n]+)\{", caddyfile, re.MULTILINE)
     assert upstreams is not None
-    health_port = re.search(r"^\s*health_port (\d+)$", caddyfile, re.MULTILINE)
-    assert health_port is not None
+    # Caddy asks each upstream's /readyz on the port it sends the posts to: the worker's
+    # one web port (no health_port of its own).
+    assert re.findall(r"^\s*health_uri (\S+)$", caddyfile, re.MULTILINE) == ["/readyz"]
+    assert re.search(r"^\s*health_port\b", caddyfile, re.MULTILINE) is None
     paths = re.findall(r"^\s*path (\S+)$", caddyfile, re.MULTILINE)
     for name, service in workers(resolved).items():
         worker = settings(service)
-        assert f"{name}:{worker.webhook_port}" in upstreams.group(1).split(), name
-        assert int(health_port.group(1)) == worker.health_port
+        assert f"{name}:{worker.web_port}" in upstreams.group(1).split(), name
         assert paths == [worker.webhook_path]
     assert len(upstreams.group(1).split()) == len(workers(resolved))
 

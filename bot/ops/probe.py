@@ -2,9 +2,9 @@
 
 The Docker image's HEALTHCHECK (a slim image has no curl). It reads `WEB_PORT` and
 `WEB_HOST` from the environment, as the bot does (`0.0.0.0` or `::`, every address, is
-asked on loopback), GETs PATH (default ``/healthz``) with no proxy and a 4 s timeout, and
-exits 0 on 200, 1 on anything else (another status, no answer, WEB_PORT not set), with
-one line on stderr saying why.
+asked on loopback; no `WEB_PORT` with `WEBHOOK_URL` set is 8080), GETs PATH (default
+``/healthz``) with no proxy and a 4 s timeout, and exits 0 on 200, 1 on anything else
+(another status, no answer, WEB_PORT not set), with one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ TIMEOUT = 4.0
 
 def probe(path: str = "/healthz") -> int:
     port = os.environ.get("WEB_PORT", "").strip()
+    if not port and os.environ.get("WEBHOOK_URL", "").strip():
+        port = "8080"  # the bot's in webhook mode where WEB_PORT is not set (bot.config)
     if not port.isdigit():
         print("probe: WEB_PORT is not set: the bot serves no health checks", file=sys.stderr)
         return 1

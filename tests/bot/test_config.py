@@ -58,8 +58,8 @@ def test_a_malformed_setting_reads_without_library_words(tmp_path: Path) -> None
         ("BOT_API_BASE_URL", "ftp://x"),
         ("DATABASE_URL", "mysql://u:SECRET@db/x"),
         ("DATABASE_URL", "sqlite:///x.db?synchronous=bogus"),
-        ("HEALTH_PORT", "70000"),
-        ("HEALTH_PORT", "eighty"),
+        ("WEB_PORT", "70000"),
+        ("WEB_PORT", "eighty"),
         ("LOG_FORMAT", "xml"),
     ],
 )

@@ -37,7 +37,9 @@ async def start_bot(
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("BOT_", "DATABASE_", "TURN_", "LOBBY_", "LOG_", "DEFAULT_"))
+        if not key.startswith(
+            ("BOT_", "DATABASE_", "TURN_", "LOBBY_", "LOG_", "DEFAULT_", "WEB_", "WEBHOOK_")
+        )
         and "proxy" not in key.lower()  # 127.0.0.1 is reached directly, never through a proxy
     }
     env.update(
