@@ -521,7 +521,7 @@ async def _check(
                     continue
                 if record.status != "finished":
                     problems.append(f"group {group.id}: game {record.id} is {record.status}")
-            lost = [u for u in sorted(acknowledged) if not await tx.updates.handled(update_id=u)]
+            lost = [u for u in sorted(acknowledged) if not await tx.inbox.handled(update_id=u)]
         if lost:
             problems.append(f"acknowledged but not stored as handled: {lost[:10]}")
     finally:
