@@ -342,8 +342,8 @@ async def test_a_chunked_body_that_turns_to_garbage_gets_a_4xx(
         answer = await raw.answer()
         assert answer is not None and answer.status == 100  # the webhook reads the body
         await raw.send(chunked(b'{"update_id": 1')[: -len(b"0\r\n\r\n")] + b"zz\r\n")
-        answer = await raw.answer()
         await still_served(hooked)
+        answer = await raw.answer()
     assert answer is None or 400 <= answer.status < 500, answer
     no_server_error(caplog)
 
