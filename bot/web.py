@@ -59,14 +59,46 @@ class _Refuse(asyncio.Protocol):
         transport.close()
 
 
+class _Counted(asyncio.Protocol):
+    """aiohttp's protocol for one connection, counted by its site from the moment it is
+    accepted until it is lost. (aiohttp lists a connection only once it is made, which is
+    after every other connection accepted with it was let in: a flood would all be.)"""
+
+    __slots__ = ("_inner", "_site")
+
+    def __init__(self, inner: asyncio.Protocol, site: _BoundedSite) -> None:
+        self._inner, self._site = inner, site
+        site.open += 1
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._site.open -= 1
+        self._inner.connection_lost(exc)
+
+
 class _BoundedSite(web.BaseSite):
     """aiohttp's TCP site, taking at most `limit` connections at once."""
 
-    __slots__ = ("_host", "_limit", "_port")
+    __slots__ = ("_host", "_limit", "_port", "open")
 
     def __init__(self, runner: web.BaseRunner, host: str, port: int, limit: int) -> None:
         super().__init__(runner)
         self._host, self._port, self._limit = host, port, limit
+        self.open = 0  # connections accepted and not lost yet
 
     @property
     def name(self) -> str:
@@ -76,12 +108,11 @@ class _BoundedSite(web.BaseSite):
         await super().start()
         server = self._runner.server
         assert server is not None
-        limit = self._limit
 
         def connection() -> asyncio.Protocol:
-            if len(server.connections) >= limit:
+            if self.open >= self._limit:
                 return _Refuse()
-            return server()
+            return _Counted(server(), self)
 
         self._server = await asyncio.get_running_loop().create_server(
             connection, self._host, self._port, reuse_address=True

@@ -30,15 +30,17 @@ SECRET = "s3cret-_VALUE"
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A post a receiver got: its headers (names in lower case) and body."""
+    """A post the receiver was sent: its method, path, headers (names in lower case), body."""
 
+    method: str
+    path: str
     headers: Mapping[str, str]
     body: bytes
 
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """How a receiver answers a post."""
+    """How the receiver answers a post."""
 
     status: int
     body: bytes
@@ -60,15 +62,15 @@ class Clock:
 
 
 class Receiver:
-    """A webhook server on loopback (aiohttp, as the bot's own) with a POST route: it keeps
-    what it is posted and answers as `answer` says (200 by default)."""
+    """A webhook server on loopback, an aiohttp app with a POST route (as the bot's own
+    `bot.web`): it keeps what it is posted and answers as `answer` says (200 by default)."""
 
     def __init__(self, answer: Answer | None = None) -> None:
         self.requests: list[Request] = []
         self._answer = answer
         app = web.Application()
         app.router.add_post("/hook", self._post)
-        # a post held forever is dropped at the end, not waited for
+        # Leaving drops a post whose answer is still held (the test is over), after a moment.
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         self._port = 0
         self._arrived = asyncio.Condition()
@@ -91,8 +93,7 @@ class Receiver:
 
     async def __aenter__(self) -> Receiver:
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
         self._port = self._runner.addresses[0][1]
         return self
 
@@ -106,7 +107,7 @@ class Receiver:
 
     async def _post(self, posted: web.Request) -> web.Response:
         headers = {name.lower(): value for name, value in posted.headers.items()}
-        request = Request(headers, await posted.read())
+        request = Request(posted.method, posted.path, headers, await posted.read())
         update = json.loads(request.body)
         before = self.ids.count(update["update_id"])
         self.requests.append(request)

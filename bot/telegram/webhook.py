@@ -9,7 +9,7 @@ and a reverse proxy may send to any worker that is ready. One post, in order:
    constant time), else 403 and nothing is read;
 2. the body (at most `bot.web.BODY_LIMIT` bytes, read within `READ_SECONDS`: else 413 or
    408) must be one JSON update with an integer `update_id`, else 400 (Telegram would only
-   send it again);
+   send it again; also when the client left before its whole body came);
 3. it is stored in the inbox unless it is there already (a redelivery: a worker died before
    its answer); a post that comes while the worker starts waits for its database to open;
    while the database cannot store, 503, and Telegram sends it again later (the log says
@@ -112,6 +112,9 @@ class Webhook:
         except web.HTTPRequestEntityTooLarge:
             logger.warning("webhook: a post too large for an update was refused (413)")
             return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+        except ConnectionError:  # the client left before its whole body came
+            logger.info("webhook: a post whose client left before its body was in (400)")
+            return HTTPStatus.BAD_REQUEST
         update = self._parse(body)
         if update is None:
             logger.warning("webhook: a post that is no update was refused (400)")

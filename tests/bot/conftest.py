@@ -19,16 +19,25 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 
 from bot.app import build_application, start_services, stop_services
 from bot.config import Settings
+from bot.leader import ALLOWED_UPDATES, DATABASE_KEY, UPDATES_KEY, inbox_reader
+from bot.ops.health import Health
 from bot.play import Rooms
 from bot.telegram.handlers import ROOMS_KEY
+from bot.telegram.inbox import InboxReader
+from bot.telegram.webhook import SECRET_HEADER, Webhook
+from bot.web import WebServer
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 from tests.fakes.timing import VirtualTiming
 
 TOKEN = "123456:TEST-TOKEN-abcdef"
+WEBHOOK_SECRET = "s3cret_-token"
+WEBHOOK_URL = "https://bot.example/hook"
 
 
 class ManualClock:
@@ -205,3 +214,90 @@ async def harness(tmp_path: Path) -> AsyncIterator[BotHarness]:
         yield h
     finally:
         await h.stop()
+
+
+@dataclass
+class Hooked:
+    """The harness in webhook mode, its web server (the real one, on loopback, the webhook
+    on `/hook`) and an HTTP client for posting."""
+
+    h: BotHarness
+    hook: Webhook
+    web: WebServer
+    client: httpx.AsyncClient
+
+    @property
+    def reader(self) -> InboxReader:
+        reader = inbox_reader(self.h.app)
+        assert reader is not None
+        return reader
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.web.port}"
+
+    async def post(self, update: Any, *, secret: str | None = WEBHOOK_SECRET) -> int:
+        """Post as Telegram does, then wait until the update was handled and what it
+        caused went out; the status."""
+        body = update if isinstance(update, bytes) else orjson.dumps(update)
+        headers = {"content-type": "application/json"}
+        if secret is not None:
+            headers[SECRET_HEADER] = secret
+        response = await self.client.post(f"{self.base}/hook", content=body, headers=headers)
+        await self.settle()
+        return response.status_code
+
+    async def settle(self) -> None:
+        while self.reader.busy() or self.h.rooms.store.background.busy():
+            await self.reader.settled()
+            await self.h.settle()
+        await self.h.settle()
+
+    async def serve(self, **options: Any) -> WebServer:
+        """Replace the web server by one with other limits (`WebServer`'s keywords)."""
+        old = self.web
+        self.web = WebServer(old.health, old.host, 0, posts={"/hook": self.hook.post}, **options)
+        await old.close()
+        await self.web.start()
+        return self.web
+
+
+@pytest.fixture
+async def hooked(tmp_path: Path) -> AsyncIterator[Hooked]:
+    """A whole bot in webhook mode (`tests/bot/test_webhook.py`, `tests/bot/test_web.py`)."""
+    fake = FakeTelegram(token=TOKEN)
+    db_path = tmp_path / "durak.sqlite3"
+    h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
+    fake.enforce(clock=h.timing.now)
+    hooks: list[Webhook] = []
+
+    def prepare(app: Any) -> None:
+        hook = Webhook(
+            app,
+            url=WEBHOOK_URL,
+            secret=WEBHOOK_SECRET,
+            database=lambda: app.bot_data.get(DATABASE_KEY),
+            reader=lambda: inbox_reader(app),
+            allowed_updates=ALLOWED_UPDATES,
+            max_connections=40,
+            clock=h.clock,
+        )
+        app.bot_data[UPDATES_KEY] = hook
+        hooks.append(hook)
+
+    h.prepare = prepare
+    await h.start()
+    web = WebServer(
+        Health(database=lambda: h.app.bot_data.get(DATABASE_KEY)),
+        "127.0.0.1",
+        0,
+        posts={"/hook": hooks[-1].post},
+    )
+    await web.start()
+    async with httpx.AsyncClient(trust_env=False) as client:
+        hooked = Hooked(h, hooks[-1], web, client)
+        try:
+            yield hooked
+        finally:
+            await hooked.web.close()
+            await h.stop()

@@ -9,103 +9,18 @@ A whole bot (the harness) with the real web server on loopback, posted to over H
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from bot import handling
-from bot.leader import ALLOWED_UPDATES, DATABASE_KEY, UPDATES_KEY, inbox_reader
-from bot.ops.health import Health
-from bot.telegram.inbox import InboxReader
-from bot.telegram.webhook import KEEP_HANDLED, SECRET_HEADER, Webhook
-from bot.web import WebServer
+from bot.leader import DATABASE_KEY
+from bot.telegram.webhook import KEEP_HANDLED
 from storage import DatabaseUnavailable
-from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
+from tests.bot.conftest import WEBHOOK_SECRET, WEBHOOK_URL, BotHarness, Hooked
 from tests.bot.test_database_outage import attacker_tap, game_of_two, unavailable_writes
-from tests.fakes.telegram import FakeTelegram
-
-SECRET = "s3cret_-token"
-URL = "https://bot.example/hook"
-
-
-@dataclass
-class Hooked:
-    """The harness in webhook mode, its web server and an HTTP client for posting."""
-
-    h: BotHarness
-    hook: Webhook
-    web: WebServer
-    client: httpx.AsyncClient
-
-    @property
-    def reader(self) -> InboxReader:
-        reader = inbox_reader(self.h.app)
-        assert reader is not None
-        return reader
-
-    async def post(self, update: Any, *, secret: str | None = SECRET) -> int:
-        """Post as Telegram does, then wait until the update was handled and what it
-        caused went out; the status."""
-        body = update if isinstance(update, bytes) else orjson.dumps(update)
-        headers = {"content-type": "application/json"}
-        if secret is not None:
-            headers[SECRET_HEADER] = secret
-        response = await self.client.post(
-            f"http://127.0.0.1:{self.web.port}/hook", content=body, headers=headers
-        )
-        await self.settle()
-        return response.status_code
-
-    async def settle(self) -> None:
-        while self.reader.busy() or self.h.rooms.store.background.busy():
-            await self.reader.settled()
-            await self.h.settle()
-        await self.h.settle()
-
-
-@pytest.fixture
-async def hooked(tmp_path: Path) -> AsyncIterator[Hooked]:
-    fake = FakeTelegram(token=TOKEN)
-    db_path = tmp_path / "durak.sqlite3"
-    h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
-    fake.enforce(clock=h.timing.now)
-    hooks: list[Webhook] = []
-
-    def prepare(app: Any) -> None:
-        hook = Webhook(
-            app,
-            url=URL,
-            secret=SECRET,
-            database=lambda: app.bot_data.get(DATABASE_KEY),
-            reader=lambda: inbox_reader(app),
-            allowed_updates=ALLOWED_UPDATES,
-            max_connections=40,
-            clock=h.clock,
-        )
-        app.bot_data[UPDATES_KEY] = hook
-        hooks.append(hook)
-
-    h.prepare = prepare
-    await h.start()
-    web = WebServer(
-        Health(database=lambda: h.app.bot_data.get(DATABASE_KEY)),
-        "127.0.0.1",
-        0,
-        posts={"/hook": hooks[-1].post},
-    )
-    await web.start()
-    async with httpx.AsyncClient(trust_env=False) as client:
-        try:
-            yield Hooked(h, hooks[-1], web, client)
-        finally:
-            await web.close()
-            await h.stop()
 
 
 def move_number(h: BotHarness, chat_id: int) -> int:
@@ -123,7 +38,7 @@ async def test_a_new_leader_registers_the_webhook_once(hooked: Hooked) -> None:
     """Registered when the worker took the lead; a restart with the same settings leaves
     Telegram alone (setWebhook and setMyCommands are not called again)."""
     h = hooked.h
-    assert h.fake.webhook is not None and h.fake.webhook.url == URL
+    assert h.fake.webhook is not None and h.fake.webhook.url == WEBHOOK_URL
     calls = (h.fake.call_counts.get("setWebhook", 0), h.fake.call_counts.get("setMyCommands", 0))
     assert calls == (1, 8)
     await h.restart()
@@ -131,7 +46,7 @@ async def test_a_new_leader_registers_the_webhook_once(hooked: Hooked) -> None:
     assert h.fake.call_counts.get("setMyCommands", 0) == 8
 
 
-@pytest.mark.parametrize("secret", [None, "", "wrong", SECRET + "x", SECRET[:-1]])
+@pytest.mark.parametrize("secret", [None, "", "wrong", WEBHOOK_SECRET + "x", WEBHOOK_SECRET[:-1]])
 async def test_a_post_without_the_secret_token_is_refused_and_changes_nothing(
     hooked: Hooked, secret: str | None
 ) -> None:
