@@ -25,6 +25,7 @@ import logging
 from typing import Any, Final
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from bot.ops.health import Health
 from bot.ops.metrics import watch_loop_lag
@@ -44,6 +45,24 @@ _REFUSAL: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
     b"Content-Length: 20\r\nConnection: close\r\n\r\nToo many connections"
 )
+
+
+class _Malformed(logging.Filter):
+    """aiohttp logs each malformed request (a scanner's, a client's mistake) at ERROR with
+    its traceback; it is the client's fault and answered 400: one line at INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError) and record.levelno >= logging.ERROR:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg = f"{record.getMessage()}: refused ({error.message})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_MALFORMED: Final = _Malformed()
 
 
 class WebUnavailable(Exception):
@@ -141,6 +160,9 @@ class WebServer:
     ) -> None:
         self.health = health
         self.host = host
+        server_log = logging.getLogger("aiohttp.server")
+        if _MALFORMED not in server_log.filters:
+            server_log.addFilter(_MALFORMED)
         self._port = port
         self.app = web.Application(client_max_size=BODY_LIMIT)
         self.app.add_routes(health.routes())

@@ -103,7 +103,11 @@ def _translate(error: BaseException, where: str) -> BaseException:
             f"(and to create tables, for its migrations)",
             where=where,
         )
-    elif isinstance(error, OSError | asyncpg.PostgresConnectionError) or (
+    elif isinstance(
+        # (a server that shuts down or starts, or ended the session: operator intervention)
+        error,
+        OSError | asyncpg.PostgresConnectionError | asyncpg.OperatorInterventionError,
+    ) or (
         isinstance(error, asyncpg.InterfaceError)
         and ("connection is closed" in message or "released back to the pool" in message)
     ):  # the second: a connection the pool took back when it closed (a session held on)

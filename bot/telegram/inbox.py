@@ -214,7 +214,7 @@ class InboxReader:
         try:
             async with self.db.transaction() as tx:
                 await tx.inbox.note(update_id=update_id, at=self.clock())
-        except StorageError as exc:  # handled once here; another leader may handle it again
+        except Exception as exc:  # handled once here; another leader may handle it again
             logger.warning("update %s could not be marked handled: %s", update_id, exc)
 
     # ---------------------------------------------------------------- the end
