@@ -241,9 +241,6 @@ def main() -> None:
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # It logs every 429 it does not retry as an error with a traceback; the bot retries and
-    # logs those itself (bot.outbox).
-    logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.CRITICAL)
 
     from telegram.error import InvalidToken, NetworkError
 
