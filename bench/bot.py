@@ -48,7 +48,7 @@ in 4-player games.
 Run: `python bench/bot.py [--games N] [--players P] [--seed S] [--rate R] [--mistakes M]`.
 `--database postgresql` runs it on a PostgreSQL server of its own (Debian's binaries, with
 PostgreSQL's durable defaults), `--database postgresql://...` on an empty database of yours;
-one bot process either way (several workers are not built yet, issue #20).
+one bot process either way (several workers: `--workers N`, bench/workers.py).
 `python bench/bot.py --human ...` is another benchmark: players at human pace under Telegram's
 flood limits, latencies a person notices (see bench/human.py).
 The defaults make about 37,000 taps (~185 per 4-player game): at 500 updates/s the play phase

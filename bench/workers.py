@@ -64,7 +64,7 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
             args.workers,
             # No turn runs out: the players wait for their hand, so a hand left showing an
             # older state would stall its game, and the run fails with what each stuck chat
-            # shows (docs/benchmarks.md: what stalled before).
+            # shows.
             TURN_TIMEOUT="0",
             COMPUTER_DELAY="0",
             PRIVATE_SENDS=UNLIMITED,

@@ -1,6 +1,6 @@
 """Durak rules engine: pure, synchronous, deterministic given a seed.
 
-The one place the rules of RULES.md live. No I/O, no Telegram.
+The one place the rules of docs/rules.md live. No I/O, no Telegram.
 
 The same code runs as Python or compiled with mypyc (`tools/compile_engine.py`);
 `COMPILED` tells which one was imported.

@@ -1,4 +1,4 @@
-"""The rule options of RULES.md as one frozen value, with named presets.
+"""The rule options of docs/rules.md as one frozen value, with named presets.
 
 Variants are data: every difference between the seeds is a field of `Rules`,
 and the engine reads these fields; nothing else switches rules.
@@ -22,7 +22,7 @@ MAX_BOUT_CARDS = 6  # R10: never more than six attack cards in a bout
 
 
 class Rules(BaseModel):
-    """Every option of RULES.md. The defaults are the `classic` preset."""
+    """Every option of docs/rules.md. The defaults are the `classic` preset."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -50,7 +50,7 @@ class Rules(BaseModel):
 
     @classmethod
     def preset(cls, name: str) -> Rules:
-        """One of `classic`, `perevodnoy`, `online`, `short` (RULES.md, Presets)."""
+        """One of `classic`, `perevodnoy`, `online`, `short` (docs/rules.md, Presets)."""
         try:
             return PRESETS[name]  # type: ignore[index]
         except KeyError:

@@ -23,7 +23,7 @@ headers, proxies and mounts) with a shorter path per call:
 - the answer is read with orjson (PTB's own reading where orjson refuses it, or might read
   it otherwise).
 
-Each of those was measured (`bench/bot.py`, README): URL-encoding quoted each byte of a
+Each of those was measured (`bench/bot.py`): URL-encoding quoted each byte of a
 keyboard's JSON in pure Python; `AsyncClient.send` cost about 130 µs per call on top of the
 transport, and `Bot._post` with PTB's encoding and reading (the standard library's JSON)
 about 110 µs more; the bot makes three or four calls per move. Calls that

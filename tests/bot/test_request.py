@@ -227,8 +227,9 @@ async def test_call_raises_ptbs_errors(fake: FakeTelegram, spy: Spy, bot: Bot) -
 
 
 async def test_call_goes_through_the_bots_rate_limiter(fake: FakeTelegram) -> None:
-    """Production's bot throttles with AIORateLimiter: the outbox's calls pass it too, with
-    the chat they go to (the limiter holds groups to 20 messages a minute)."""
+    """The bot sets no rate limiter (it keeps Telegram's limits itself: bot/delivery/sender.py
+    and budget.py), but where a bot has one, `call` goes through it as `Bot._post` would,
+    with the chat the call goes to."""
     user = _started(fake)
     limiter = RecordingLimiter()
     async with ExtBot(

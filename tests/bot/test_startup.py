@@ -1,6 +1,7 @@
 """What an operator reads when `python -m bot` cannot start, or loses the network while it
-runs (README, "Running"): one line naming what failed and what to check, an exit code, no
-traceback; a damaged or unusable database is refused before anything writes to it."""
+runs (docs/operating.md, "Starting and stopping" and "Outages"): one line naming what failed
+and what to check, an exit code, no traceback; a damaged or unusable database is refused
+before anything writes to it."""
 
 from __future__ import annotations
 

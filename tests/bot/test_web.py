@@ -220,9 +220,9 @@ def no_server_error(caplog: pytest.LogCaptureFixture) -> None:
     (`bot.web`); an error would be something that escaped a handler (answered 500)."""
     for record in caplog.records:
         assert record.levelno < logging.ERROR, record.getMessage()
-        assert record.exc_info is None or not isinstance(
-            record.exc_info[1], HttpProcessingError
-        ), record.getMessage()
+        assert record.exc_info is None or not isinstance(record.exc_info[1], HttpProcessingError), (
+            record.getMessage()
+        )
 
 
 # --------------------------------------------------------------------------- malformed

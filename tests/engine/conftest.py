@@ -1,4 +1,4 @@
-"""Small helpers for the rules tests (see /work/shared/RULES.md for the rule ids)."""
+"""Small helpers for the rules tests (the rule ids are defined in docs/rules.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Presets and Rules options (see the Presets table of RULES.md)."""
+"""Presets and Rules options (see the Presets table of docs/rules.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`python -m storage backup PATH`: an online backup while moves are being stored, restored
-as the README says (copy it over the database file), holds every move acknowledged before
+as docs/operating.md says (copy it over the database file), holds every move acknowledged before
 the backup began; PATH is never overwritten by accident, nor left half written."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def back_up_during_moves(url: str, folder: Path) -> tuple[Path, dict[int, int]]:
     assert writer.reports > started and after != before
     assert not (folder / "backup.sqlite3-wal").exists()  # one self-contained file
     assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == []  # no leftover
-    # Restore as the README says: the bot stopped, the backup copied over the database file.
+    # Restore as docs/operating.md says: the bot stopped, the backup copied over the database file.
     restored = folder / "restored" / "durak.sqlite3"
     restored.parent.mkdir()
     shutil.copyfile(folder / "backup.sqlite3", restored)
