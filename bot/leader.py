@@ -66,7 +66,8 @@ UPDATES_KEY = "updates"  # where updates come from: a Webhook, "polling", or Non
 POLLING_ERRORS_KEY = "polling_errors"  # long polling's error callback
 COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last set to
 BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's open windows
-KEEP_BUDGETS_EVERY: Final = 0.5  # seconds between two writes of them
+KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
+UNSEEN: Final = 0.5  # the seconds before a write that stand for the moments after it
 DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
 
 GROUP_COMMANDS = (
@@ -256,7 +257,8 @@ class Term:
         """Count what the previous leader (or this process before a restart) sent in the
         windows that are still open, so that this one keeps within Telegram's limits
         with it. What it sent after its last write (at most `KEEP_BUDGETS_EVERY` seconds,
-        unless it handed over) is reckoned as much as in the second before that write."""
+        unless it handed over) is reckoned as much as in the `UNSEEN` seconds before that
+        write."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
@@ -273,8 +275,8 @@ class Term:
         recent: dict[int, list[float]] = {}
         for chat_id, ages in carried.items():
             now_ages = [age + since for age in ages]
-            if not final:  # the unseen last moments: as busy as the second before them
-                now_ages += [since for age in ages if 0 <= age <= KEEP_BUDGETS_EVERY]
+            if not final:  # the unseen last moments: as busy as the moments before them
+                now_ages += [since for age in ages if 0 <= age <= UNSEEN]
             recent[chat_id] = now_ages
         out.budgets.carry(recent, out.timing.now())
 
