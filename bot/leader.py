@@ -388,7 +388,9 @@ class Leadership:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self.term is not None:
-            await self._end(handover=True)
+            # A leader that cannot tell whether it still leads (its lease connection broke)
+            # hands over nothing: it drops what it holds, as a fenced one does.
+            await self._end(handover=self.lease.held())
             await self.lease.release()
         await self.lease.close()
 

@@ -574,7 +574,7 @@ class PostgresLease(Lease):
         if epoch is None:
             return
         try:
-            await self._fetchval(
+            released = await self._fetchval(
                 "UPDATE leader SET expires_us = 0 WHERE id = 1 AND holder = $1 AND epoch = $2 "
                 "RETURNING epoch",
                 self.name,
@@ -582,8 +582,11 @@ class PostgresLease(Lease):
             )
         except StorageError as error:  # it runs out by itself
             logger.warning("could not hand the lead over: %s", error)
-        else:
+            return
+        if released is not None:
             logger.info("this worker (%s) handed the lead over", self.name)
+        else:
+            logger.info("this worker (%s) had lost the lead already", self.name)
 
     async def listen(self, channel: str, callback: Callable[[str], None]) -> None:
         """Call `callback` with the payload of each notification on `channel`, on this

@@ -960,7 +960,12 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
     for message in fake.messages(user.id):
         versions = [*message.history, (message.html, message.reply_markup)]
         if not sleepy and any(RAN_OUT in html for html, _ in versions):
-            problems.append(f"{user.first_name}'s time ran out: a hand left behind?")
+            when = [
+                (c.via, round(c.at, 2))
+                for c in fake.calls
+                if c.chat_id == user.id and RAN_OUT in str(c.params.get("text", ""))
+            ]
+            problems.append(f"{user.first_name}'s time ran out (told by, at: {when[:2]})")
             return
         shown = [max(_moves(markup)) for _, markup in versions if _has_moves(markup)]
         if shown != sorted(shown):
