@@ -1,19 +1,21 @@
-"""Bot benchmark with several worker processes on PostgreSQL behind a webhook (issue #20).
+"""Bot benchmark with one or several worker processes behind a webhook (issues #20, #30).
 
     python bench/bot.py --workers 3 [--database postgresql|postgresql://...] [--games 12]
     (the same as `python bench/workers.py ...`)
 
 N `python -m bot` processes in webhook mode on one PostgreSQL (a server of its own with
 durable settings, as `bench/bot.py --database postgresql`, or an empty database of yours),
-the fake Bot API on loopback posting every update to them round-robin (`WebhookDelivery`,
-as a reverse proxy in front of the workers would, one update of a chat at a time, as
-Telegram does), and G games of P players at machine pace: each player taps a playable
-button as soon as their hand has changed (`tests.workers.People`). Telegram's limits are
-out of the way (as in `bench/bot.py`): this measures the workers and the database.
+or one on SQLite (`--database sqlite`), the fake Bot API on loopback posting every update
+to them round-robin (`WebhookDelivery`, as a reverse proxy in front of the workers would,
+one update of a chat at a time, as Telegram does), and G games of P players at machine
+pace: each player taps a playable button as soon as their hand has changed
+(`tests.workers.People`). Telegram's limits are out of the way (as in `bench/bot.py`): this
+measures the workers and the database.
 
-Printed: the play phase's wall time, the updates acknowledged a second (each one answered
-200 only after its commit), the moves stored a second, the post's answer time p50/p99 (what
-Telegram waits for), posts that failed and were sent again, and the machine's load.
+Printed: the play phase's wall time, the updates acknowledged a second, the moves stored a
+second, a tap's latency (from its post to the bot's answer to it, p50/p99: what the player
+waits for), the post's answer time (what Telegram waits for), posts that failed and were
+sent again, and the machine's load.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeTelegram
-from tests.fakes.webhook import WebhookDelivery
+from tests.fakes.webhook import Attempt, WebhookDelivery
 from tests.workers import NAMES, Cluster, People, game_over, open_games
 
 UNLIMITED = "1000000"
@@ -108,6 +110,7 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
             codes = await cluster.stop_all()
     moves = await stored_moves(url, [g.id for g in groups])
     answered = [a.seconds for a in attempts if a.ok]
+    latencies = tap_latencies(fake, attempts, people.tapped)
     print(f"{args.workers} workers, {args.games} games of {args.players} players, machine pace")
     print(
         f"play phase: {elapsed:.2f} s; load average (1 min) before/after: "
@@ -115,6 +118,10 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
     )
     print(f"taps: {people.taps}; updates acknowledged: {acked}, {acked / elapsed:.0f} per second")
     print(f"moves stored: {moves}, {moves / elapsed:.0f} per second")
+    print(
+        f"a tap, from its post to its answer: p50 {percentile(latencies, 50) * 1000:.1f} ms, "
+        f"p99 {percentile(latencies, 99) * 1000:.1f} ms ({len(latencies)} taps)"
+    )
     print(
         f"a post's answer (Telegram waits for it): p50 {percentile(answered, 50) * 1000:.1f} ms, "
         f"p99 {percentile(answered, 99) * 1000:.1f} ms"
@@ -126,6 +133,25 @@ async def run(args: argparse.Namespace, url: str, workdir: Path) -> bool:
         print(f"FAILED: exit codes {codes}, {len(failed)} failed posts")
         (Path.cwd() / "bench-workers.log").write_text(cluster.logs())
     return ok
+
+
+def tap_latencies(
+    fake: FakeTelegram, attempts: list[Attempt], tapped: dict[int, str]
+) -> list[float]:
+    """For each tap, seconds from its (first) post to the bot's answer to it."""
+    posted: dict[int, float] = {}
+    for attempt in attempts:
+        start = attempt.at - attempt.seconds
+        posted[attempt.update_id] = min(start, posted.get(attempt.update_id, start))
+    answered: dict[str, float] = {}
+    for call in fake.calls:
+        if call.method == "answerCallbackQuery" and call.ok:
+            answered.setdefault(str(call.params.get("callback_query_id")), call.at)
+    return [
+        answered[query] - posted[update_id]
+        for update_id, query in tapped.items()
+        if update_id in posted and query in answered
+    ]
 
 
 async def stored_moves(url: str, chat_ids: list[int]) -> int:

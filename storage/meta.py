@@ -103,7 +103,7 @@ class GameMeta:
     unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
-    was given extra time after a restart (once per move).
+    was given extra time after a restart (or a change of leader), ``graces`` times.
     """
 
     title: str = ""
@@ -120,6 +120,7 @@ class GameMeta:
     previous_durak: str | None = None
     warned: bool = False
     grace_move: int | None = None
+    graces: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of a newer release, kept as they were."""
 
@@ -154,6 +155,7 @@ class GameMeta:
             out["warned"] = True
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
+            out["graces"] = self.graces  # (an older release wrote grace_move alone: one)
         return out
 
     @classmethod
@@ -188,6 +190,7 @@ class GameMeta:
             previous_durak=_text_or_none(value.get("previous_durak")),
             warned=value.get("warned") is True,
             grace_move=_int_or_none(value.get("grace_move")),
+            graces=_graces(value),
             extra={k: v for k, v in value.items() if k not in _KNOWN},
         )
 
@@ -200,6 +203,15 @@ _KNOWN: Final = (
     frozenset({"v", *(name for name in GameMeta.__dataclass_fields__ if name != "extra")})
     | _DROPPED
 )
+
+
+def _graces(value: Mapping[str, Any]) -> int:
+    """How many graces ``grace_move`` had: stored with it, or one where an older release
+    kept no count; none without a grace_move."""
+    if _int_or_none(value.get("grace_move")) is None:
+        return 0
+    count = _int_or_none(value.get("graces"))
+    return 1 if count is None else count
 
 
 def _text(value: Any) -> str:

@@ -353,6 +353,7 @@ class People:
         self.sleepy: set[int] = set()
         self.taps = 0
         self.queries: list[str] = []  # every tap's callback query id
+        self.tapped: dict[int, str] = {}  # every tap's update id -> its callback query id
         self._tapped: dict[int, tuple[int, int, str]] = {}  # user -> message, edits, query
         self._hands: dict[int, FakeMessage] = {}  # user -> their latest hand message
         self._look: set[int] = set(self.users)  # users whose hand changed since last looked
@@ -422,6 +423,11 @@ class People:
             times.append(self._ready_at[uid])
         return min(times, default=None)
 
+    def ready(self) -> bool:
+        """Whether someone wants to tap and is done thinking."""
+        at = self.next_at()
+        return at is not None and at <= time.monotonic()
+
     def act(self) -> int:
         """Queue a tap for everyone who wants to tap and is done thinking; how many."""
         count = 0
@@ -437,6 +443,7 @@ class People:
             query = update["callback_query"]["id"]
             self._tapped[uid] = (message.message_id, message.edits, query)
             self.queries.append(query)
+            self.tapped[update["update_id"]] = query
             self.fake.queue(update)
             count += 1
         self.taps += count

@@ -38,12 +38,16 @@ from bot.delivery.budget import Budgets
 from bot.delivery.outbox import Blocked, Outbox, Sent, transient
 from bot.ops import metrics
 from bot.render import Rendered
+from bot.telegram.request import NotLeading
 
 logger = logging.getLogger(__name__)
 
 FIRST_RETRY: Final = 1.0  # seconds before a lost call is tried again, doubling each time
 LAST_RETRY: Final = 60.0  # and at most this
 MAX_FAILURES: Final = 8  # transient failures in a row before a slot's content is given up
+NOT_LEADING_RETRY: Final = 0.5
+"""Seconds before a call this worker made while it could not tell whether it leads is tried
+again: the lead comes back (a renewal on a new lease connection) or the sender is closed."""
 AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
 holds sends back: a busy bot sends the awaited hands first, always, but a table that has
@@ -497,7 +501,9 @@ class Sender:
             isinstance(error, TelegramError) and transient(error)
         )
         if retry and slot.content is None:  # nothing newer wanted: this again
-            if not isinstance(error, RetryAfter):  # (a 429 paused the chat: no failure)
+            if isinstance(error, NotLeading):  # a pause of the lead: no failure, and soon
+                slot.not_before = self.timing.now() + NOT_LEADING_RETRY
+            elif not isinstance(error, RetryAfter):  # (a 429 paused the chat: no failure)
                 slot.failures += 1
                 wait = min(LAST_RETRY, FIRST_RETRY * 2 ** (slot.failures - 1))
                 slot.not_before = self.timing.now() + wait

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
+MAX_GRACES: Final = 3  # graces a move gets at most (a bot that keeps failing must not stall)
 
 
 @dataclass(eq=False, repr=False)
@@ -272,17 +273,20 @@ class Deadlines(Room):
         return len(records)
 
     def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
-        """Nobody could move while the bot was down, and taps sent meanwhile arrive only
-        now: a turn that ran out (or nearly) meanwhile gets `RESUME_GRACE` more, once per
-        move (a bot that keeps crashing must not hold the game up for ever)."""
+        """Nobody could move while the bot was down (or while the lead changed hands), and
+        taps sent meanwhile arrive only now: a turn that ran out (or nearly) meanwhile gets
+        `RESUME_GRACE` more (at most the turn's time), `MAX_GRACES` times per move at most
+        (a bot that keeps crashing must not hold the game up for ever)."""
         game = record.game
         if record.status != "running" or record.deadline is None or game is None:
             return False
         grace = min(RESUME_GRACE, timedelta(seconds=self.kit.turn_timeout(record)))
-        if record.deadline >= now + grace or record.meta.grace_move == game.move_number:
+        meta = record.meta
+        given = meta.graces if meta.grace_move == game.move_number else 0
+        if record.deadline >= now + grace or given >= MAX_GRACES:
             return False
         record.deadline = now + grace
-        record.meta.grace_move = game.move_number
+        meta.grace_move, meta.graces = game.move_number, given + 1
         return True
 
     async def show_again(self, record: GameRecord) -> None:

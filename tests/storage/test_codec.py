@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -131,6 +132,12 @@ records = st.builds(
             st.none() | st.integers() | texts,
             max_size=2,
         ),
+    ).flatmap(  # graces count the grace_move's: none without one
+        lambda meta: st.builds(
+            dataclasses.replace,
+            st.just(meta),
+            graces=st.just(0) if meta.grace_move is None else st.integers(0, 3),
+        )
     ),
 )
 

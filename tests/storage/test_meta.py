@@ -71,6 +71,7 @@ async def test_a_game_stored_in_the_old_form_loads_with_every_field(
         previous_durak="2",
         warned=True,
         grace_move=17,
+        graces=1,
     )
 
 
