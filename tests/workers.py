@@ -990,8 +990,16 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
             )
             return
         if _has_moves(message.reply_markup) and not message.deleted:
+            calls = [
+                (c.method, c.via, round(c.at, 2), c.ok)
+                for c in fake.calls
+                if c.chat_id == user.id
+                and c.params.get("message_id") in (message.message_id, None)
+                and c.method in ("sendMessage", "editMessageText", "deleteMessage")
+            ]
             problems.append(
-                f"{user.first_name} kept live buttons after the game: {message.text[:80]!r}"
+                f"{user.first_name} kept live buttons on message {message.message_id} "
+                f"({message.text[:60]!r}); the last calls into that chat: {calls[-6:]}"
             )
             return
 
