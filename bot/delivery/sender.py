@@ -126,7 +126,7 @@ class Slot:
     message_id: int | None = None  # the message it shows; None: the next send is new
     content: Rendered | None = None  # wanted there and not yet sent
     tag: Any = None  # what the content stands for, handed back to the callbacks
-    fresh: bool = False  # the next send is a new message (it notifies), the old one retired
+    fresh: bool = False  # the next send is a new message (it notifies), the old one retired first
     retired: Rendered | None = None  # the old message's last words after a fresh send
     delete_old: bool = True  # and it is deleted (where Telegram lets it) rather than edited
     kept: bool = False  # matters once: never dropped for want of budget
@@ -454,6 +454,9 @@ class Sender:
                     )
                 delivered = Delivered(previous, new=False)
             elif fresh or previous is None:
+                if previous is not None:  # retired first: never two live keyboards at once,
+                    await self._retire_now(slot, previous)  # not even if this worker dies
+                    slot.message_id = None
                 mid = await self.out.send(
                     slot.chat_id, content, reply_to=slot.reply_to, patient=False, budgeted=True
                 )
@@ -482,14 +485,21 @@ class Sender:
         if not self._closed:
             self._wake.set()
 
+    async def _retire_now(self, slot: Slot, previous: int) -> None:
+        """Before a `fresh` send: the message it replaces is deleted (where Telegram lets it,
+        and `delete_old`), else edited to the slot's last words without buttons."""
+        if slot.delete_old and await self.out.delete(slot.chat_id, previous):
+            return
+        last = slot.retired
+        if last is not None and last.text:
+            await self.out.close_keyboard(slot.chat_id, previous, last, resend=False, patient=False)
+
     def _delivered(self, slot: Slot, delivered: Delivered, tag: Any, fresh: bool) -> None:
         slot.message_id = delivered.message_id
         slot.last_sent = self.timing.now()
         slot.failures = 0
         if fresh:
             slot.fresh = False
-            if delivered.previous is not None and delivered.previous != delivered.message_id:
-                self.retire(slot.chat_id, delivered.previous, slot.retired, delete=slot.delete_old)
         if slot.on_done is not None:
             try:
                 slot.on_done(delivered, tag)

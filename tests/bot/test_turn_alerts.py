@@ -45,6 +45,23 @@ async def test_a_turn_after_a_pause_comes_as_a_new_notifying_message(harness: Bo
     assert len(h.fake.notifications(alice.id)) == alice_heard  # she tapped just now: edits
 
 
+async def test_the_old_hand_is_gone_before_the_new_one_comes(harness: BotHarness) -> None:
+    """Never two live keyboards, not even for a moment: a worker that died between the two
+    calls would leave the old one live for good (nobody would know its id any more)."""
+    h = harness
+    _, alice, bob = await two_at(h, -7410)
+    old = h.hand_message(bob)
+    calls = len(h.fake.calls)
+    h.clock.advance(PAUSE)
+    await play(h, alice, "6♠")
+    into_bob = [
+        (c.method, c.params.get("message_id"))
+        for c in h.fake.calls[calls:]
+        if c.chat_id == bob.id and c.method in ("sendMessage", "deleteMessage")
+    ]
+    assert into_bob == [("deleteMessage", old.message_id), ("sendMessage", None)]
+
+
 async def test_a_player_who_is_tapping_gets_silent_edits(harness: BotHarness) -> None:
     h = harness
     _, alice, bob = await two_at(h, -7402)
