@@ -257,8 +257,10 @@ class Term:
         """Count what the previous leader (or this process before a restart) sent in the
         windows that are still open, so that this one keeps within Telegram's limits
         with it. What it sent after its last write (at most `KEEP_BUDGETS_EVERY` seconds,
-        unless it handed over) is reckoned as much as in the `UNSEEN` seconds before that
-        write."""
+        unless it handed over) is not known: a private chat it sent to in the `UNSEEN`
+        seconds before that write is reckoned full (a player who was playing: their hand
+        waits a window at most, 3 s), a group as busy as in those seconds (its table is
+        paced: its window is seldom full, and a full one would hold it back a minute)."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
@@ -273,10 +275,16 @@ class Term:
         out = self.kit.out
         since = max(0.0, out.timing.epoch() - at)
         recent: dict[int, list[float]] = {}
+        limits = out.budgets.limits
         for chat_id, ages in carried.items():
             now_ages = [age + since for age in ages]
-            if not final:  # the unseen last moments: as busy as the moments before them
-                now_ages += [since for age in ages if 0 <= age <= UNSEEN]
+            busy = [age for age in ages if 0 <= age <= UNSEEN]
+            if not final and busy:  # the unseen last moments
+                if chat_id > 0:  # a private chat: full
+                    known = sum(1 for age in ages if age >= 0)
+                    now_ages += [since] * max(len(busy), limits.private.count - known)
+                else:  # a group, or the bot's own window: as busy as before them
+                    now_ages += [since] * len(busy)
             recent[chat_id] = now_ages
         out.budgets.carry(recent, out.timing.now())
 

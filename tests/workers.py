@@ -244,6 +244,11 @@ class Cluster:
     async def restart(self, worker: Worker) -> int:
         """SIGTERM (a deploy), wait for the stop, start a new one; the old one's exit code."""
         await self.up(worker)  # (a deploy waits for the worker before it, up and healthy)
+        for _ in range(3):  # one that exited by itself (it started while the database was
+            if worker.alive:  # down: exit code 3) is started again, as a supervisor does
+                break
+            await self.start(worker)
+            await self.up(worker)
         self._up(worker, False)
         process = worker.process
         assert process is not None
