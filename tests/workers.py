@@ -995,7 +995,7 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
             )
             return
         if _has_moves(message.reply_markup) and not message.deleted:
-            calls = [
+            into = [
                 (c.method, c.via, round(c.at, 2), c.ok)
                 for c in fake.calls
                 if c.chat_id == user.id
@@ -1004,7 +1004,7 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
             ]
             problems.append(
                 f"{user.first_name} kept live buttons on message {message.message_id} "
-                f"({message.text[:60]!r}); the last calls into that chat: {calls[-6:]}"
+                f"({message.text[:60]!r}); the last calls into that chat: {into[-6:]}"
             )
             return
 
