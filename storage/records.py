@@ -52,6 +52,8 @@ class GameRecord:
     ``timeouts`` counts consecutive timeouts per player id. Datetimes are timezone-aware.
     ``meta`` is the bot's own state of the game (chat title, event log, languages, who left
     how): a typed `GameMeta`, stored as versioned JSON (see `storage.meta`).
+    ``result_message_id``: the group's message with a finished game's result, once posted
+    (None until then: a leader that takes over posts what its predecessor did not).
     """
 
     chat_id: int
@@ -69,6 +71,7 @@ class GameRecord:
     meta: GameMeta = field(default_factory=GameMeta)
     id: int | None = None
     version: int = 0
+    result_message_id: int | None = None
 
 
 @dataclass(slots=True)

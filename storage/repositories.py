@@ -122,7 +122,7 @@ class Session:
 
 _GAME_COLUMNS = (
     "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
-    "deadline_us, timeouts, created_us, started_us, meta, version"
+    "deadline_us, timeouts, created_us, started_us, meta, version, result_message_id"
 )
 
 
@@ -143,6 +143,7 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         to_us(record.created_at),
         to_us_or_none(record.started_at),
         dumps(record.meta.to_json()),
+        record.result_message_id,
     )
 
 
@@ -166,6 +167,7 @@ def _game_record(row: Row) -> GameRecord:
         started_at=from_us_or_none(row["started_us"]),
         meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
+        result_message_id=row["result_message_id"],
     )
 
 
@@ -203,8 +205,8 @@ class GameRepository:
             row = await self._s.fetchone(
                 "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
                 "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
-                "meta, updated_us, version) "
-                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE 1 = 1{fence} "
+                "meta, result_message_id, updated_us, version) "
+                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE 1 = 1{fence} "
                 "RETURNING id",
                 (*_game_values(record), to_us(utcnow()), *fenced),
             )
@@ -247,7 +249,8 @@ class GameRepository:
         row = await self._s.fetchone(
             "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
             "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, updated_us = ?, version = version + 1 "
+            "created_us = ?, started_us = ?, meta = ?, result_message_id = ?, updated_us = ?, "
+            "version = version + 1 "
             f"WHERE id = ? AND version = ? AND chat_id = ? AND status = ?{fence} "
             "RETURNING version",
             (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status, *fenced),
@@ -281,8 +284,8 @@ class GameRepository:
             row = await self._s.fetchone(
                 "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
                 "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
-                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, updated_us = ?, "
-                f"version = version + 1 WHERE id = ? AND version = ?{fence} "
+                "timeouts = ?, created_us = ?, started_us = ?, meta = ?, result_message_id = ?, "
+                f"updated_us = ?, version = version + 1 WHERE id = ? AND version = ?{fence} "
                 "RETURNING version",
                 (chat_id, status, *rest, now, record.id, expected_version, *fenced),
             )
@@ -332,6 +335,24 @@ class GameRepository:
             (to_us(now),),
         )
         return _loadable(rows)
+
+    async def results_to_post(self) -> list[GameRecord]:
+        """Finished games whose result message was never posted (their leader died in
+        between), oldest first (a game this code cannot load is left out, as in
+        `all_active`)."""
+        rows = await self._s.fetchall(
+            f"SELECT {_GAME_COLUMNS} FROM games "
+            "WHERE status = 'finished' AND result_message_id IS NULL ORDER BY id"
+        )
+        return _loadable(rows)
+
+    async def result_posted(self, *, game_id: int, message_id: int) -> None:
+        """The finished game's result message is `message_id` (its version stays)."""
+        fence, fenced = self._s.fence()
+        await self._s.execute(
+            f"UPDATE games SET result_message_id = ? WHERE id = ?{fence}",
+            (message_id, game_id, *fenced),
+        )
 
     async def migrate_chat(self, *, old_chat_id: int, new_chat_id: int) -> int:
         """Move the chat's games to its new id (group upgraded to supergroup).

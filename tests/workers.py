@@ -81,6 +81,7 @@ STALE = "This button is out of date"  # locales/en.ftl, error-stale
 NOTHING_HAPPENED = "nothing happened"  # locales/en.ftl, error-storage and error-unavailable
 RAN_OUT = "Your time ran out"  # locales/en.ftl, hand-timed-out
 WAITING = "Waiting for"  # locales/en.ftl, table-waiting
+STUCK = 60.0  # seconds without a Bot API call after which the play stops (and fails)
 
 
 @dataclass
@@ -857,6 +858,8 @@ async def _play(
     chaos_task = asyncio.ensure_future(chaos(over))
     try:
         while not over():
+            if chaos_task.done() and time.monotonic() - fake.calls[-1].at > STUCK:
+                return  # nothing moves: the checks say what is missing
             people.act()
             at = people.next_at()  # someone done thinking then; else wait for a change
             wait = None if at is None else max(0.0, at - time.monotonic())

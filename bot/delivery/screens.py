@@ -33,7 +33,7 @@ from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
 from engine import Action
 from engine.advice import is_active, must_decide
-from storage import GameRecord, Seat
+from storage import GameRecord, Seat, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +155,20 @@ class Screens:
             names=self.kit.names(record),
             reason=reason,
         )
-        self.post(record.chat_id, rendered)
+        game_id = record.id
+
+        def posted(delivered: Delivered, _: Any) -> None:  # (a leader that takes over posts
+            record.result_message_id = delivered.message_id  # the results not posted)
+            self.store.background.spawn(self._result_posted(game_id, delivered.message_id))
+
+        self.sender.once(record.chat_id, rendered, on_done=posted)
+
+    async def _result_posted(self, game_id: int, message_id: int) -> None:
+        try:
+            async with self.kit.db.transaction() as tx:
+                await tx.games.result_posted(game_id=game_id, message_id=message_id)
+        except StorageError as exc:  # posted again by the next leader, at worst
+            logger.info("could not store that game %s's result is posted: %s", game_id, exc)
 
     def post(
         self,

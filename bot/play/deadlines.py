@@ -246,9 +246,15 @@ class Deadlines(Room):
     # ---------------------------------------------------------------- start-up
 
     async def resume_all(self) -> int:
-        """After a (re)start: load every lobby and game, re-render, re-arm deadlines."""
+        """After a (re)start: load every lobby and game, re-render, re-arm deadlines; and
+        show the end of every game that ended without its result posted (the leader before
+        died in between)."""
         async with self.kit.db.transaction(readonly=True) as tx:
             records = await tx.games.all_active()
+            ended = await tx.games.results_to_post()
+        for record in ended:
+            if record.game is not None and record.game.is_over:
+                await self.screens.show_state(record)
         now = self.kit.clock()
         extended = {r.chat_id for r in records if self._grant_grace(r, now)}
         for stored in records:

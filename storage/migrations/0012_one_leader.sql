@@ -17,6 +17,13 @@ ALTER TABLE games DROP COLUMN due_us;
 ALTER TABLE games DROP COLUMN state_version;
 ALTER TABLE games DROP COLUMN redraw_us;
 ALTER TABLE games DROP COLUMN drawn_version;
+-- The group's message with a finished game's result, once it is posted: a leader that takes
+-- over posts the result of a game that ended without it (the one before died in between).
+-- Games finished before are taken as posted (0: its id not known).
+ALTER TABLE games ADD COLUMN result_message_id INTEGER;
+UPDATE games SET result_message_id = 0 WHERE status = 'finished';
+CREATE INDEX games_result_to_post ON games (id)
+    WHERE status = 'finished' AND result_message_id IS NULL;
 
 CREATE TABLE inbox (
     update_id INTEGER PRIMARY KEY,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from telegram import User
 
+from bot.delivery.screens import Screens
 from bot.kit import Person
 from bot.telegram.handlers import person_of
 from engine import Game
@@ -1038,3 +1039,25 @@ async def test_long_names_are_shortened_in_running_text_and_whole_in_stats(
     assert "Game over" in result and short in result and first not in result
     await h.send(alice.send(alice, "/stats"))
     assert f"{first} {last}" in h.fake.last_message(alice.id).text
+
+
+async def test_a_result_the_bot_never_posted_is_posted_by_the_next_start(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bot stored the last move and died before the result went out (a crash, a leader
+    that lost the lead): the next start (or leader) posts it, once."""
+    h = harness
+    players = make_players(h, 2)
+    group = h.fake.group(-1101, "Club", admins={players[0]})
+    await h.open_game(group, players)
+    with monkeypatch.context() as patch:
+        patch.setattr(Screens, "_send_result", lambda self, record: None)  # dies right here
+        await play_to_the_end(h, group, random.Random(11))
+    assert not any("Game over" in m.text for m in h.fake.messages(group.id))
+    await h.restart()
+    await h.settle()
+    results = [m for m in h.fake.messages(group.id) if "Game over" in m.text]
+    assert len(results) == 1 and "Play again" in results[0].button_texts
+    await h.restart()  # stored as posted: not again
+    await h.settle()
+    assert len([m for m in h.fake.messages(group.id) if "Game over" in m.text]) == 1

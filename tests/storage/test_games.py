@@ -331,6 +331,7 @@ def test_record_fields_match_the_design() -> None:
         "started_at",
         "meta",
         "version",
+        "result_message_id",
     }
 
 
