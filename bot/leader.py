@@ -55,7 +55,7 @@ from bot.telegram.inbox import InboxReader
 from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
 from storage import Database, Lease, SoleLease, StorageError
-from storage.lease import ACQUIRE_SECONDS, RENEW_SECONDS
+from storage.lease import ACQUIRE_SECONDS, INBOX_CHANNEL, RENEW_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -158,13 +158,10 @@ class Term:
         self._tasks.append(asyncio.create_task(self._keep_budgets()))
         if isinstance(source, Webhook):
             self.reader = reader = InboxReader(
-                self.application, self.db, clock=kit.clock, name=getattr(self.db, "name", "")
+                self.application, self.db, clock=kit.clock, name=self.db.name
             )
-            listen = getattr(self.lease, "listen", None)
-            if listen is not None:  # PostgreSQL: told of the updates other workers stored
-                from storage.postgres import INBOX_CHANNEL
-
-                await listen(INBOX_CHANNEL, reader.notified)
+            # told of the updates other workers stored (PostgreSQL's NOTIFY)
+            await self.lease.listen(INBOX_CHANNEL, reader.notified)
             self._tasks.append(asyncio.create_task(reader.run()))
             self._tasks.append(asyncio.create_task(source.run_pruning(self.db)))
         elif source == "polling":
@@ -188,11 +185,7 @@ class Term:
             if handover:
                 await reader.drain(DRAIN_SECONDS)
             await reader.close()
-            unlisten = getattr(self.lease, "unlisten", None)
-            if unlisten is not None:
-                from storage.postgres import INBOX_CHANNEL
-
-                await unlisten(INBOX_CHANNEL)
+            await self.lease.unlisten(INBOX_CHANNEL)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

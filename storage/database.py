@@ -12,7 +12,7 @@ from datetime import datetime
 
 from storage.backend import Backend, SqliteBackend, read_outcome
 from storage.errors import DatabaseBusy, DatabaseUnavailable, Fenced, StorageError
-from storage.lease import Lease, SoleLease
+from storage.lease import Lease, SoleLease, worker_name
 from storage.records import GameRecord
 from storage.repositories import (
     ChatRepository,
@@ -105,9 +105,10 @@ class Database:
     It does not check the whole file first: `check_database` does, before opening.
     """
 
-    def __init__(self, backend: Backend, url: DatabaseURL) -> None:
+    def __init__(self, backend: Backend, url: DatabaseURL, name: str = "durak") -> None:
         self._backend = backend
         self.url = url
+        self.name = name  # this process's among the workers (`storage.lease.worker_name`)
         self._lock = asyncio.Lock()
         self._owner: asyncio.Task[object] | None = None
         self._closed = False
@@ -161,7 +162,7 @@ class Database:
         except BaseException:
             await backend.close()
             raise
-        db = cls(backend, parsed)
+        db = cls(backend, parsed, name or worker_name())
         try:
             await db._rate_unrated()
         except BaseException:

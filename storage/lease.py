@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
+from collections.abc import Callable
 from typing import Final
 
 LEASE_SECONDS: Final = 5.0
@@ -40,6 +41,10 @@ ACQUIRE_SECONDS: Final = 0.5
 """How often a standby looks whether it can take the lease. A leader whose process died
 (its database session ended with it) is replaced at the next look, without waiting for its
 lease to run out."""
+
+INBOX_CHANNEL: Final = "durak_inbox"
+"""Where a worker that stored an update tells the leader (`Lease.listen`; the payload: the
+update's id and the worker's name)."""
 
 SAFETY: Final = 0.5
 """Seconds by which the leader's own reckoning of its lease ends before the database's: its
@@ -79,6 +84,13 @@ class Lease:
 
     async def close(self) -> None:
         """Let go of what the lease holds open (its connection). Idempotent."""
+
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> None:
+        """While leading: call `callback` with each notification's payload on `channel`
+        (other workers' news). A lease of one process hears nothing: there are no others."""
+
+    async def unlisten(self, channel: str) -> None:
+        """No more of `listen`'s notifications."""
 
     def holder(self) -> str | None:
         """The worker that leads, as this one last saw it (None: unknown, or nobody)."""

@@ -49,7 +49,7 @@ from storage.errors import (
     InvalidRecord,
     StorageError,
 )
-from storage.lease import LEASE_SECONDS, SAFETY, Lease, worker_name
+from storage.lease import INBOX_CHANNEL, LEASE_SECONDS, SAFETY, Lease, worker_name
 from storage.records import GameRecord
 from storage.repositories import GameRepository, Session
 from storage.schema import current_version, migrate
@@ -456,10 +456,6 @@ class PostgresDatabase(Database):
         async with self._pool.connection() as backend:
             return await backend.integrity_check()
 
-
-INBOX_CHANNEL: Final = "durak_inbox"
-"""The channel on which a worker that stored an update tells the leader (payload: the
-update's id and the worker's name)."""
 
 _NOW_US: Final = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT"
 """The database server's clock in microseconds: every worker's lease is reckoned by it."""

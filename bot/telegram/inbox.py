@@ -3,7 +3,7 @@
 Every worker stores the updates Telegram posts to it in the inbox (`bot.telegram.webhook`)
 and answers 200 once that is committed; the leader handles them from there. It hears of a
 new one directly when the post came to it (`take`), through the database when it came to
-another worker (PostgreSQL's NOTIFY on `storage.postgres.INBOX_CHANNEL`: `notified`), and
+another worker (PostgreSQL's NOTIFY on `storage.lease.INBOX_CHANNEL`: `notified`), and
 finds any it did not hear of by looking at the inbox every `SWEEP_SECONDS` (what a previous
 leader left, a notification lost with a connection).
 
