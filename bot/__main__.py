@@ -164,6 +164,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
             return
         stopping.set()
         health.stopping()
+        if webhook is not None:
+            webhook.stopping()
         logger.info("%s: stopping", sig.name)
         if starting and task is not None:
             task.cancel()
@@ -216,6 +218,8 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
         if stopping.is_set() and task is not None:
             while task.cancelling():  # the signal's: the start is unwound, the stop is done
                 task.uncancel()
+        if web is not None and posts:  # (no post may reach a database being closed)
+            await web.drain()
         await stop_services(application)  # a database opened for a start that failed
         if web is not None:
             await web.close()

@@ -79,6 +79,14 @@ def numbered(sql: str) -> str:
     return "".join(out)
 
 
+_CLOSED: Final = (
+    "connection is closed",
+    "released back to the pool",  # (a connection the pool took back when it closed)
+    "pool is closing",
+    "pool is closed",
+)
+
+
 def _translate(error: BaseException, where: str) -> BaseException:
     """The storage error for an asyncpg or connection error (caused by it), else itself."""
     message = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -109,8 +117,8 @@ def _translate(error: BaseException, where: str) -> BaseException:
         OSError | asyncpg.PostgresConnectionError | asyncpg.OperatorInterventionError,
     ) or (
         isinstance(error, asyncpg.InterfaceError)
-        and ("connection is closed" in message or "released back to the pool" in message)
-    ):  # the second: a connection the pool took back when it closed (a session held on)
+        and any(words in message for words in _CLOSED)
+    ):  # the second: a connection or the pool closed under the caller (a worker stopping)
         translated = DatabaseUnreachable(f"database {where}: {message}", where=where)
     else:
         return error

@@ -146,6 +146,10 @@ class Webhook:
         """The database is open: posts that came during the start go on."""
         self._opened.set()
 
+    def stopping(self) -> None:
+        """The worker stops: a post waiting for the database to open waits no more (503)."""
+        self._opened.set()
+
     def _parse(self, body: bytes) -> Update | None:
         try:
             data = orjson.loads(body)
