@@ -116,8 +116,7 @@ def _translate(error: BaseException, where: str) -> BaseException:
         error,
         OSError | asyncpg.PostgresConnectionError | asyncpg.OperatorInterventionError,
     ) or (
-        isinstance(error, asyncpg.InterfaceError)
-        and any(words in message for words in _CLOSED)
+        isinstance(error, asyncpg.InterfaceError) and any(words in message for words in _CLOSED)
     ):  # the second: a connection or the pool closed under the caller (a worker stopping)
         translated = DatabaseUnreachable(f"database {where}: {message}", where=where)
     else:
@@ -445,13 +444,16 @@ class PostgresDatabase(Database):
 
     async def accept_update(self, *, update_id: int, body: str, at: datetime) -> bool:
         """As `Database.accept_update`, in one statement that also tells the leader
-        (``NOTIFY`` on `INBOX_CHANNEL`, with the update's id and this worker's name)."""
+        (``NOTIFY`` on `INBOX_CHANNEL`: the update's id, this worker's name and, where it
+        fits a notification, the update itself, so the leader need not read it)."""
         self._enter()
         async with self._pool.connection() as backend:
             rows = await backend.fetchall(
                 "WITH new AS (INSERT INTO inbox (update_id, body, received_us) VALUES (?, ?, ?) "
-                "ON CONFLICT (update_id) DO NOTHING RETURNING update_id) "
-                "SELECT update_id, pg_notify(?, update_id::text || ' ' || ?) AS told FROM new",
+                "ON CONFLICT (update_id) DO NOTHING RETURNING update_id, body) "
+                "SELECT update_id, pg_notify(?, update_id::text || ' ' || ? || "
+                f"CASE WHEN octet_length(body) <= {NOTIFY_BODY} THEN ' ' || body ELSE '' END) "
+                "AS told FROM new",
                 (update_id, body, to_us(at), INBOX_CHANNEL, self.name),
             )
         return bool(rows)
@@ -464,6 +466,9 @@ class PostgresDatabase(Database):
         async with self._pool.connection() as backend:
             return await backend.integrity_check()
 
+
+NOTIFY_BODY: Final = 7000
+"""The largest update (in bytes) a notification carries (PostgreSQL takes 8000 at most)."""
 
 _NOW_US: Final = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT"
 """The database server's clock in microseconds: every worker's lease is reckoned by it."""

@@ -86,13 +86,20 @@ class InboxReader:
         self._start(update)
 
     def notified(self, payload: str) -> None:
-        """The database says another worker stored update ``"<id> <worker>"``."""
-        update_id, _, worker = payload.partition(" ")
+        """The database says another worker stored update ``"<id> <worker>[ <json>]"``:
+        handled at once where the update came with it, else read from the inbox."""
+        update_id, _, rest = payload.partition(" ")
+        worker, _, body = rest.partition(" ")
         if worker == self.name or not update_id.lstrip("-").isdigit():
             return
-        if int(update_id) not in self._known:
-            self._wanted.add(int(update_id))
-            self._wake.set()
+        if int(update_id) in self._known:
+            return
+        update = self._parse(Stored(int(update_id), body)) if body else None
+        if update is not None and update.update_id == int(update_id):
+            self._start(update)
+            return
+        self._wanted.add(int(update_id))
+        self._wake.set()
 
     def look(self) -> None:
         """Look at the whole inbox now, updates waiting to be tried again included."""

@@ -294,8 +294,11 @@ async def test_the_leader_hears_of_each_update_another_worker_stored(
         assert await other_db.accept_update(update_id=41, body="{}", at=NOW)
         assert not await other_db.accept_update(update_id=41, body="{}", at=NOW)  # told once
         assert await other_db.accept_update(update_id=42, body="{}", at=NOW)
-        assert await asyncio.wait_for(heard.get(), 10) == "41 w-take"
-        assert await asyncio.wait_for(heard.get(), 10) == "42 w-take"
+        assert await asyncio.wait_for(heard.get(), 10) == "41 w-take {}"
+        assert await asyncio.wait_for(heard.get(), 10) == "42 w-take {}"
+        large = '{"update_id": 43, "text": "' + "x" * 8000 + '"}'  # (more than NOTIFY takes)
+        assert await other_db.accept_update(update_id=43, body=large, at=NOW)
+        assert await asyncio.wait_for(heard.get(), 10) == "43 w-take"  # read from the inbox
         assert heard.empty()
     finally:
         await lease.close()
