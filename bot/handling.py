@@ -22,10 +22,11 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from storage import DatabaseBusy, DatabaseUnavailable, DatabaseUnreachable, Fenced, StorageError
+from bot.telegram.request import NotLeading
+from storage import DatabaseBusy, DatabaseUnavailable, DatabaseUnreachable, Fenced
 
-OUTAGES = (DatabaseUnavailable, DatabaseUnreachable, DatabaseBusy, Fenced)
-"""Errors of a database that cannot store now (or of a worker that no longer leads): the
+OUTAGES = (DatabaseUnavailable, DatabaseUnreachable, DatabaseBusy, Fenced, NotLeading)
+"""Errors of a database that cannot store now (or of a worker that does not lead now): the
 update is worth handling again later, by this leader or the next."""
 
 
@@ -37,7 +38,7 @@ class Handling:
     update_id: int
     task: asyncio.Task[object] | None = field(default_factory=asyncio.current_task)
     recorded: bool = False
-    outage: StorageError | None = None
+    outage: Exception | None = None
 
 
 _current: ContextVar[Handling | None] = ContextVar("handling", default=None)

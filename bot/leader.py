@@ -55,7 +55,7 @@ from bot.telegram.inbox import InboxReader
 from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
 from storage import Database, Lease, SoleLease, StorageError
-from storage.lease import ACQUIRE_SECONDS, INBOX_CHANNEL, RENEW_SECONDS
+from storage.lease import ACQUIRE_SECONDS, FENCED_CHANNEL, INBOX_CHANNEL, RENEW_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,7 @@ COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last
 BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's open windows
 KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
 UNSEEN: Final = 0.5  # the seconds before a write that stand for the moments after it
+SHOW_AGAIN_AFTER: Final = 1.0  # after a fenced worker woke (its last calls have landed)
 DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
 
 GROUP_COMMANDS = (
@@ -154,6 +155,7 @@ class Term:
         # every game again is about to make (its burst, before the next write).
         await self._save_budgets(final=False, expected=await self._chats_to_show())
         resumed = await rooms.start()
+        await self.lease.listen(FENCED_CHANNEL, self._fenced_elsewhere)
         self._tasks.append(asyncio.create_task(rooms.deadlines.run_scheduler()))
         self._tasks.append(asyncio.create_task(self._keep_budgets()))
         if isinstance(source, Webhook):
@@ -186,6 +188,7 @@ class Term:
                 await reader.drain(DRAIN_SECONDS)
             await reader.close()
             await self.lease.unlisten(INBOX_CHANNEL)
+        await self.lease.unlisten(FENCED_CHANNEL)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -202,6 +205,17 @@ class Term:
         await self.rooms.close(flush=handover)
         if handover:
             await self._save_budgets(final=True)
+
+    def _fenced_elsewhere(self, worker: str) -> None:
+        """A worker that led before found it lost the lead: what it had on its way when it
+        hung may have landed since it woke. Every game is shown again, once what it sent
+        has arrived (`SHOW_AGAIN_AFTER`)."""
+        logger.info("%s woke after it lost the lead: every game is shown again", worker)
+        self.rooms.store.background.spawn(self._show_again_later())
+
+    async def _show_again_later(self) -> None:
+        await asyncio.sleep(SHOW_AGAIN_AFTER)
+        await self.rooms.show_all_again()
 
     # ---------------------------------------------------------------- Telegram's windows
 

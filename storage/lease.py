@@ -46,6 +46,11 @@ INBOX_CHANNEL: Final = "durak_inbox"
 """Where a worker that stored an update tells the leader (`Lease.listen`; the payload: the
 update's id and the worker's name)."""
 
+FENCED_CHANNEL: Final = "durak_fenced"
+"""Where a worker that finds it lost the lead (it hung, or lost the database) says so (the
+payload: its name): a call it had on its way when it hung may have reached Telegram after it
+woke, over newer messages, so the leader shows its games again."""
+
 SAFETY: Final = 0.5
 """Seconds by which the leader's own reckoning of its lease ends before the database's: its
 clock starts before the database's does, so this only covers clocks that run at slightly

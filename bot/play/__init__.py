@@ -58,6 +58,14 @@ class Rooms:
         """After a (re)start: every stored lobby and game shown again; how many."""
         return await self.deadlines.resume_all()
 
+    async def show_all_again(self) -> None:
+        """Every live lobby and game shown again as it is (each under its chat's lock)."""
+        for record in self.store.live_records():
+            async with self.store.locked(record.chat_id):
+                live = self.store.checked(record.chat_id)
+                if live is not None:
+                    await self.deadlines.show_again(live)
+
     async def close(self, *, flush: bool = True) -> None:
         """The end of the lead: stop computer players' pending moves (they are re-planned by
         the next leader), background work and hands waiting to be shown again (the next

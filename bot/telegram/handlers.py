@@ -386,8 +386,10 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log first; then, if an operator chat is set, report there (no tokens, no hands)."""
-    if context.error is not None:
-        handling.failed(context.error)  # webhook mode: an outage is handled again later
+    if context.error is not None and handling.failed(context.error):
+        with _ids_of(update):  # kept in the inbox, handled again later: no error
+            logger.info("an update waits for the database or the lead: %s", context.error)
+        return
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)

@@ -24,6 +24,7 @@ import httpx
 import orjson
 import pytest
 
+from bot import leader
 from bot.leader import ALLOWED_UPDATES, DATABASE_KEY, UPDATES_KEY, inbox_reader, leadership
 from bot.ops.health import Health
 from bot.telegram import inbox
@@ -339,7 +340,8 @@ async def test_a_leader_that_hung_sends_and_writes_nothing_when_it_wakes(
 ) -> None:
     """A hangs past its lease (no renewal; its own clock says so when it wakes); B takes the
     lead once the lease ran out. A tap still reaching A finds it fenced: no answer, no edit,
-    nothing stored; at its next renewal it stops playing, and B goes on."""
+    nothing stored; at its next renewal it stops playing and says so, B shows its games
+    again (over anything A had on its way when it hung), and goes on."""
     a, b = workers
     group, alice, bob = await open_game(a, lambda n: workers[n % 2], -7304)
     db = a.h.app.bot_data[DATABASE_KEY]
@@ -368,11 +370,21 @@ async def test_a_leader_that_hung_sends_and_writes_nothing_when_it_wakes(
     assert len(a.h.fake.calls) == calls  # not even an answer
     after = await stored(db, group)
     assert after.game is not None and after.game.move_number == record.game.move_number
+    shown_again = asyncio.Event()  # B shows its games again over what A may have sent
+    show_all_again = b.h.rooms.show_all_again
+
+    async def spy() -> None:
+        await show_all_again()
+        shown_again.set()
+
+    monkeypatch.setattr(b.h.rooms, "show_all_again", spy)
+    monkeypatch.setattr(leader, "SHOW_AGAIN_AFTER", 0.0)
     wakes.set()
     async with asyncio.timeout(TAKE_OVER):
         while lead_a.term is not None:  # its next renewal: another leads, it stops
             lead_a.changed.clear()
             await lead_a.changed.wait()
+        await shown_again.wait()
     assert len(a.h.fake.calls) == calls
     # The tap, posted as Telegram would (nobody answered it), is handled by B.
     assert await b.post(tap) == 200
