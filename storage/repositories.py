@@ -336,13 +336,16 @@ class GameRepository:
         )
         return _loadable(rows)
 
-    async def results_to_post(self) -> list[GameRecord]:
+    async def ended(self, *, since: datetime) -> list[GameRecord]:
         """Finished games whose result message was never posted (their leader died in
-        between), oldest first (a game this code cannot load is left out, as in
-        `all_active`)."""
+        between), and the games that ended `since`, oldest first (a game this code cannot
+        load is left out, as in `all_active`)."""
         rows = await self._s.fetchall(
-            f"SELECT {_GAME_COLUMNS} FROM games "
-            "WHERE status = 'finished' AND result_message_id IS NULL ORDER BY id"
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE status = 'finished' "
+            "AND result_message_id IS NULL "
+            f"UNION SELECT {_GAME_COLUMNS} FROM games WHERE status = 'finished' "
+            "AND updated_us >= ? ORDER BY id",
+            (to_us(since),),
         )
         return _loadable(rows)
 

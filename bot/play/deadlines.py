@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
 RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
+SHOW_ENDED: Final = timedelta(minutes=10)  # games that ended this lately are shown again
 MAX_GRACES: Final = 3  # graces a move gets at most (a bot that keeps failing must not stall)
 
 
@@ -247,14 +248,19 @@ class Deadlines(Room):
 
     async def resume_all(self) -> int:
         """After a (re)start: load every lobby and game, re-render, re-arm deadlines; and
-        show the end of every game that ended without its result posted (the leader before
-        died in between)."""
+        show the end of the games that ended lately (their last table and hands), with the
+        result of any that ended without it posted (the leader before died in between)."""
         async with self.kit.db.transaction(readonly=True) as tx:
             records = await tx.games.all_active()
-            ended = await tx.games.results_to_post()
+            ended = await tx.games.ended(since=self.kit.clock() - SHOW_ENDED)
         for record in ended:
-            if record.game is not None and record.game.is_over:
+            if record.game is None or not record.game.is_over:
+                continue
+            if record.result_message_id is None:
                 await self.screens.show_state(record)
+            else:
+                self.screens.table(record)
+                await self.screens.hands(record, force=True)
         now = self.kit.clock()
         extended = {r.chat_id for r in records if self._grant_grace(r, now)}
         for stored in records:

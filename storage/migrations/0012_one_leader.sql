@@ -24,6 +24,8 @@ ALTER TABLE games ADD COLUMN result_message_id INTEGER;
 UPDATE games SET result_message_id = 0 WHERE status = 'finished';
 CREATE INDEX games_result_to_post ON games (id)
     WHERE status = 'finished' AND result_message_id IS NULL;
+-- and the games that ended lately, whose last table and hands it shows again
+CREATE INDEX games_ended ON games (updated_us) WHERE status = 'finished';
 
 CREATE TABLE inbox (
     update_id INTEGER PRIMARY KEY,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from telegram import User
 
+from bot.callbacks import MoveData, decode
 from bot.delivery.screens import Screens
 from bot.kit import Person
 from bot.telegram.handlers import person_of
@@ -1060,4 +1061,46 @@ async def test_a_result_the_bot_never_posted_is_posted_by_the_next_start(
     assert len(results) == 1 and "Play again" in results[0].button_texts
     await h.restart()  # stored as posted: not again
     await h.settle()
+    assert len([m for m in h.fake.messages(group.id) if "Game over" in m.text]) == 1
+
+
+def _is_move(data: str | None) -> bool:
+    try:
+        return isinstance(decode(data), MoveData)
+    except ValueError:
+        return False
+
+
+async def test_the_last_hands_of_a_game_that_just_ended_are_shown_again_after_a_restart(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result went out, the last hands did not (the bot died in between): the next
+    start shows them, so no hand keeps live buttons after the game."""
+    h = harness
+    players = make_players(h, 3)
+    group = h.fake.group(-1102, "Club", admins={players[0]})
+    await h.open_game(group, players)
+    hands = Screens.hands
+
+    async def none_at_the_end(self: Screens, record: Any, **kwargs: Any) -> None:
+        if record.status != "finished":
+            await hands(self, record, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Screens, "hands", none_at_the_end)
+        await play_to_the_end(h, group, random.Random(12))
+
+    def live_keyboards() -> int:
+        return sum(
+            1
+            for p in players
+            for m in h.fake.messages(p.id)
+            if not m.deleted and any(_is_move(b.callback_data) for row in m.buttons for b in row)
+        )
+
+    before = live_keyboards()
+    assert before > 0
+    await h.restart()
+    await h.settle()
+    assert live_keyboards() == 0
     assert len([m for m in h.fake.messages(group.id) if "Game over" in m.text]) == 1
