@@ -367,6 +367,7 @@ class Leadership:
         logger.info("this worker leads: %d games resumed", resumed)
 
     async def _keep(self) -> None:
+        paused = not self.lease.held()  # (its lease connection broke: nothing went out)
         try:
             kept = await self.lease.renew()
         except StorageError as exc:  # cannot tell: nothing is sent or written meanwhile
@@ -376,6 +377,9 @@ class Leadership:
         if not kept:
             logger.warning("another worker leads now: this one stops playing (fenced)")
             await self._end(handover=False)
+        elif paused and self.term is not None:  # the lead is still this worker's
+            logger.info("this worker leads again after a pause")
+            await self.term.rooms.deadlines.after_pause()
 
     async def _end(self, *, handover: bool) -> None:
         term, self.term = self.term, None

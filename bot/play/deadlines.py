@@ -284,6 +284,22 @@ class Deadlines(Room):
         self._changed.set()
         return len(records)
 
+    async def after_pause(self) -> None:
+        """The leader could do nothing for a while (its database went away, and with it the
+        lead, which it has again): nobody could move, so a turn that ran out (or nearly)
+        meanwhile gets time as after a restart, and its table says so."""
+        now = self.kit.clock()
+        for live in self.store.live_records():
+            try:
+                async with self.store.locked(live.chat_id):
+                    record = self.store.checked(live.chat_id)
+                    if record is not None and self._grant_grace(record, now):
+                        await self.store.save(record)
+                        self.screens.table(record)
+            except OUTAGES as exc:
+                logger.info("game %s keeps its deadline: %s", live.id, exc)
+        self._changed.set()
+
     def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
         """Nobody could move while the bot was down (or while the lead changed hands), and
         taps sent meanwhile arrive only now: a turn that ran out (or nearly) meanwhile gets

@@ -42,8 +42,8 @@ SWEEP_SECONDS: Final = 1.0
 MAX_HANDLING: Final = 256  # updates handled at once (python-telegram-bot's default in polling)
 BATCH: Final = 500  # updates read from the inbox at a time
 KNOWN: Final = 20_000  # ids taken this term, remembered so that none is handled twice
-RETRY_FIRST: Final = 1.0
-RETRY_LAST: Final = 30.0
+RETRY_FIRST: Final = 0.5
+RETRY_LAST: Final = 2.0  # (a database back after an outage: what waited goes on at once)
 
 
 class InboxReader:

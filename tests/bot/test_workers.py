@@ -417,3 +417,35 @@ async def _run_out(pg_url: str) -> None:
         await conn.execute("UPDATE leader SET expires_us = 1 WHERE id = 1")
     finally:
         await conn.close()
+
+
+async def test_a_turn_that_ran_out_while_the_leader_paused_gets_time_again(
+    workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cannot tell for a while whether it still leads (its lease connection broke: it
+    sends and writes nothing), and the turn runs out meanwhile; nobody could move. Its next
+    renewal finds the lease still its own: the turn gets time again, as after a restart,
+    instead of timing the player out for the bot's pause."""
+    a, _ = workers
+    group, _, _ = await open_game(a, lambda n: workers[n % 2], -7306)
+    lead_a = leadership(a.h.app)
+    assert lead_a is not None and lead_a.term is not None
+    deadlines = lead_a.term.rooms.deadlines
+    again = asyncio.Event()
+    after_pause = deadlines.after_pause
+
+    async def spy() -> None:
+        await after_pause()
+        again.set()
+
+    monkeypatch.setattr(deadlines, "after_pause", spy)
+    a.clock.ahead = LEASE_SECONDS  # A's lease ran out by its own clock: a pause ...
+    assert not lead_a.lease.held()
+    a.h.clock.advance(61)  # ... through which the turn ran out
+    async with asyncio.timeout(TAKE_OVER):
+        await again.wait()  # its next renewal: still A's
+    assert a.leading
+    assert await a.h.run_due() == 0
+    record = await stored(a.h.app.bot_data[DATABASE_KEY], group)
+    assert record.deadline is not None and record.deadline > a.h.clock()
+    assert sum(record.timeouts.values()) == 0
