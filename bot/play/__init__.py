@@ -51,7 +51,7 @@ class Rooms:
         store.saved.append(deadlines.saved)
         store.loaded.append(deadlines.wake_if_earlier)
         store.forgotten += [screens.forget, deadlines.forget]
-        store.show_again = deadlines.show_again
+        store.show_again = deadlines.reloaded
         screens.bot_gone = moderation.bot_gone
 
     async def start(self) -> int:

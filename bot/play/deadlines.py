@@ -47,7 +47,8 @@ class Deadlines(Room):
     lobbies: Lobbies
     _changed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _sleeping_until: datetime | None = field(default=None, init=False)  # the next wake-up
-    # chat id -> not before: a deadline whose handling failed is retried later, not in a loop
+    # chat id -> not before: a deadline or warning whose handling failed is retried later,
+    # not in a loop
     _retry_at: dict[int, datetime] = field(default_factory=dict, init=False)
     # chat id -> the task handling its deadline now
     _due_tasks: dict[int, asyncio.Task[Any]] = field(default_factory=dict, init=False)
@@ -78,10 +79,13 @@ class Deadlines(Room):
         return warn_at is not None and warn_at <= now and deadline is not None and deadline > now
 
     def _warn_at(self, record: GameRecord) -> datetime | None:
-        """Half time of a turn: when players the game waits for are warned privately."""
+        """Half time of a turn: when players the game waits for are warned privately (or
+        later after a failure)."""
         if record.status != "running" or record.deadline is None or record.meta.warned:
             return None
-        return record.deadline - timedelta(seconds=self.kit.turn_timeout(record) / 2)
+        half = record.deadline - timedelta(seconds=self.kit.turn_timeout(record) / 2)
+        retry = self._retry_at.get(record.chat_id)
+        return half if retry is None else max(half, retry)
 
     def next_deadline(self) -> datetime | None:
         """The next time something is due, leaving out chats being handled right now."""
@@ -158,8 +162,10 @@ class Deadlines(Room):
                     await self._warn(record)
         except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
             logger.info("the warning of chat %s waits for the database: %s", record.chat_id, exc)
+            self._retry_at[record.chat_id] = now + DEADLINE_RETRY
         except Exception:
             logger.exception("warning chat %s of its deadline failed", record.chat_id)
+            self._retry_at[record.chat_id] = now + DEADLINE_RETRY
 
     async def _warn(self, record: GameRecord) -> None:
         """Half time of a turn: a private warning to each player the game waits for, and the
@@ -299,6 +305,15 @@ class Deadlines(Room):
             except OUTAGES as exc:
                 logger.info("game %s keeps its deadline: %s", live.id, exc)
         self._changed.set()
+
+    async def reloaded(self, record: GameRecord) -> None:
+        """A game loaded again after a save failed (the database went away): nobody could
+        move meanwhile, so a turn that ran out (or nearly) gets time as after a restart;
+        then it is shown as loaded. The caller holds the chat's lock. (Kept in memory if
+        the database still cannot store it: stored with the next save.)"""
+        if self._grant_grace(record, self.kit.clock()):
+            await self.store.save_quietly(record)
+        await self.show_again(record)
 
     def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
         """Nobody could move while the bot was down (or while the lead changed hands), and

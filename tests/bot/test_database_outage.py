@@ -199,3 +199,26 @@ async def test_a_lobby_whose_id_cannot_be_stored_is_posted_once(
     lobbies = [m for m in h.fake.messages(group.id) if "Join" in m.button_texts]
     assert len(lobbies) == 1
     assert h.rooms.store.live(group.id).lobby.message_id == lobbies[0].message_id  # type: ignore[union-attr]
+
+
+async def test_a_turn_that_ran_out_while_nothing_could_be_stored_gets_time_again(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn runs out while the database stores nothing: the timeout cannot be stored,
+    and nobody could have moved. Once the game is loaded again it gets time, as after a
+    restart, instead of timing the player out for the bot's outage."""
+    h = harness
+    h.rooms.store.reload_delays = (0.0,) * 5
+    group, _, _ = await game_of_two(h, -9005)
+    undo = unavailable_writes(h, monkeypatch)
+    h.clock.advance(61)
+    assert await h.run_due() == 1  # tried, and not stored
+    for _ in range(5):  # loaded again (it can be read)
+        await h.settle()
+    undo()
+    live = h.rooms.store.live(group.id)
+    assert live is not None and live.deadline is not None and live.deadline > h.clock()
+    assert await h.run_due() == 0
+    async with h.rooms.kit.db.transaction(readonly=True) as tx:
+        stored = await tx.games.latest_for_chat(chat_id=group.id)
+    assert sum(stored.timeouts.values()) == 0
