@@ -58,6 +58,7 @@ import signal
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ from tests import postgres
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
-from tests.fakes.telegram.limits import Limits, Window
+from tests.fakes.telegram.limits import COUNTED, Limits, Window
 from tests.fakes.webhook import WebhookDelivery
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -809,6 +810,24 @@ def _what_telegram_saw(fake: FakeTelegram, groups: list[FakeGroup]) -> str:
                 f"{call.error_code} at {call.at:.3f} via {call.via}: {call.method} "
                 f"{call.params.get('chat_id')}: {call.description}"
             )
+    refusals = [c for c in fake.calls if c.error_code == 429]
+    if refusals and fake.flood is not None:
+        lines.append(f"--- the limits the 429s met: {dict(fake.flood.over)}")
+    for refused in refusals:
+        chat = refused.params.get("chat_id")
+        counted = [c for c in fake.calls if c.method in COUNTED and c.error_code != 429]
+        second = Counter(
+            f"{c.via} {c.params.get('chat_id')}"
+            for c in counted
+            if refused.at - 1 <= c.at <= refused.at
+        )
+        lines.append(f"--- calls in the second before the 429 at {refused.at:.3f}: {dict(second)}")
+        lines.append(f"--- calls into chat {chat} in the 5 s before the 429 at {refused.at:.3f}")
+        for call in fake.calls:
+            if call.params.get("chat_id") == chat and refused.at - 5 <= call.at <= refused.at:
+                lines.append(
+                    f"{call.at:.3f} via {call.via}: {call.method} -> {call.error_code or 'ok'}"
+                )
     return "\n".join(lines) + "\n"
 
 
