@@ -12,9 +12,10 @@ the last save left it, or from the database), and lets the room apply its change
 and `commit` store the record in one transaction, with the finished game's record when it
 ended; a move is acknowledged only once that commit succeeded. A save that fails drops the
 in-memory copy (the stored state wins) and loads the game again soon, showing it as stored.
-A quiet save (`save_quietly`: message ids only) that fails keeps the live copy instead, so
-that what was sent is remembered and never sent again. A database that cannot store at all
-(`DatabaseUnavailable`) is reported once per outage (`DatabaseWatch`).
+A quiet save (`save_quietly`: what does not move the game, such as message ids) that fails
+keeps the live copy instead, so that what was sent is remembered and never sent again. A
+database that cannot store at all (`DatabaseUnavailable`) is reported once per outage
+(`DatabaseWatch`).
 
 One process plays: the leader (`bot.leader`; on SQLite the one process, always). So a chat's
 lock is this process's `asyncio.Lock`, the live copy is the truth between saves (no query
@@ -275,27 +276,29 @@ class GameStore:
             raise
         self._saved(record)
 
-    async def save_quietly(self, record: GameRecord) -> None:
-        """Save what only delivery changed (message ids, who blocked the bot): the game goes
-        on (hands, computers) even if this is not stored. If the database cannot store it
-        now (busy, full, read-only), the live copy stays as it is, new message ids and all:
-        stored with the next save, and never a reason to load the game again and send its
-        messages anew. Only a conflict (another writer stored the game meanwhile) drops it."""
+    async def save_quietly(self, record: GameRecord) -> bool:
+        """Save what does not move the game (message ids, who blocked the bot, a warning
+        given): the game goes on (hands, computers) even if this is not stored. If the
+        database cannot store it now (busy, full, read-only), the live copy stays as it is,
+        new message ids and all: stored with the next save, and never a reason to load the
+        game again and send its messages anew. Only a conflict (another writer stored the
+        game meanwhile) drops it. Returns whether it was stored."""
         try:
             await self._write(record, None, quiet=True)
         except Conflict:
-            logger.warning("message ids of game %s lost a race; the stored game wins", record.id)
+            logger.warning("game %s lost a race; the stored game wins", record.id)
             self.forget(record)
             self.reload_soon(record.chat_id)
-            return
+            return False
         except StorageError as exc:
             log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
-            log("message ids of game %s are kept in memory, not stored yet: %s", record.id, exc)
-            return
+            log("game %s is kept in memory, not stored yet: %s", record.id, exc)
+            return False
         except Exception:
-            logger.exception("could not store message ids of game %s", record.id)
-            return
+            logger.exception("could not store game %s", record.id)
+            return False
         self._saved(record)
+        return True
 
     async def _write(
         self, record: GameRecord, result: FinishedGame | None, *, quiet: bool = False

@@ -36,6 +36,7 @@ from storage import GameRecord
 logger = logging.getLogger(__name__)
 
 DEADLINE_RETRY: Final = timedelta(seconds=15)  # after handling a deadline failed
+WARN_RETRY: Final = timedelta(seconds=1)  # after a warning could not be stored
 RESUME_GRACE: Final = timedelta(seconds=30)  # at least this long to move after a restart
 SHOW_ENDED: Final = timedelta(minutes=10)  # games that ended this lately are shown again
 MAX_GRACES: Final = 3  # graces a move gets at most (a bot that keeps failing must not stall)
@@ -158,14 +159,15 @@ class Deadlines(Room):
                     # Stored first: a leader that takes over after this one does not warn
                     # again (a warning that is then lost with this one is a courtesy lost).
                     record.meta.warned = True
-                    await self.store.save(record)
+                    if not await self.store.save_quietly(record):
+                        # Not stored (the game stays live as it is): warned once it can be.
+                        record.meta.warned = False
+                        self._retry_at[record.chat_id] = now + WARN_RETRY
+                        logger.info("the warning of chat %s waits for the database", record.chat_id)
+                        return
                     await self._warn(record)
-        except OUTAGES as exc:  # (an outage: warned once; or this worker no longer leads)
-            logger.info("the warning of chat %s waits for the database: %s", record.chat_id, exc)
-            self._retry_at[record.chat_id] = now + DEADLINE_RETRY
         except Exception:
             logger.exception("warning chat %s of its deadline failed", record.chat_id)
-            self._retry_at[record.chat_id] = now + DEADLINE_RETRY
 
     async def _warn(self, record: GameRecord) -> None:
         """Half time of a turn: a private warning to each player the game waits for, and the

@@ -222,3 +222,34 @@ async def test_a_turn_that_ran_out_while_nothing_could_be_stored_gets_time_again
     async with h.rooms.kit.db.transaction(readonly=True) as tx:
         stored = await tx.games.latest_for_chat(chat_id=group.id)
     assert sum(stored.timeouts.values()) == 0
+
+
+async def test_a_half_time_warning_that_cannot_be_stored_comes_once_it_can(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half time comes while the database stores nothing: the warning is not sent (it is
+    stored first, so that no later leader gives it again), the game stays as it is (not
+    shown again), and the player gets the warning, once, soon after the database is back."""
+    h = harness
+    group, _, _ = await game_of_two(h, -9006)
+    game = h.rooms.store.live(group.id).game  # type: ignore[union-attr]
+    assert game is not None
+    slow = h.users[int(game.attacker)]
+    before = len(h.fake.messages(slow.id))
+    calls = len(h.fake.calls)
+    undo = unavailable_writes(h, monkeypatch)
+    h.clock.advance(31)  # half of 60 s
+    assert await h.run_due() == 0
+    assert len(h.fake.messages(slow.id)) == before
+    assert len(h.fake.calls) == calls  # nothing shown again
+    h.clock.advance(1)
+    assert await h.run_due() == 0
+    assert len(h.fake.messages(slow.id)) == before  # still nothing stored: still waiting
+    undo()
+    h.clock.advance(1)
+    await h.run_due()
+    assert len(h.fake.messages(slow.id)) == before + 1
+    assert "27 s left for your move in Club" in h.fake.last_message(slow.id).text
+    h.clock.advance(1)
+    await h.run_due()
+    assert len(h.fake.messages(slow.id)) == before + 1  # once
