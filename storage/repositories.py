@@ -1147,15 +1147,6 @@ class InboxRepository:
         it was handled already (the transaction must roll back: nothing of it twice), and
         `Fenced` if this transaction's lead has passed. An update that is not stored (long
         polling) is stored as handled."""
-        fence, fenced = self._s.fence()
-        row = await self._s.fetchone(
-            "UPDATE inbox SET handled_us = ? "
-            f"WHERE update_id = ? AND handled_us IS NULL{fence} RETURNING update_id",
-            (to_us(at), update_id, *fenced),
-        )
-        if row is not None:
-            return
-        await self._s.fenced()
         if not await self.note(update_id=update_id, at=at):
             raise Conflict(f"update {update_id} was handled already")
 

@@ -262,13 +262,9 @@ class Hooked:
         return self.web
 
 
-@pytest.fixture
-async def hooked(tmp_path: Path) -> AsyncIterator[Hooked]:
-    """A whole bot in webhook mode (`tests/bot/test_webhook.py`, `tests/bot/test_web.py`)."""
-    fake = FakeTelegram(token=TOKEN)
-    db_path = tmp_path / "durak.sqlite3"
-    h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
-    fake.enforce(clock=h.timing.now)
+async def start_hooked(h: BotHarness) -> tuple[Webhook, WebServer]:
+    """Start the harness's bot in webhook mode (`WEBHOOK_URL`, `WEBHOOK_SECRET`) with its
+    web server on a free loopback port; its webhook and web server."""
     hooks: list[Webhook] = []
 
     def prepare(app: Any) -> None:
@@ -294,8 +290,19 @@ async def hooked(tmp_path: Path) -> AsyncIterator[Hooked]:
         posts={"/hook": hooks[-1].post},
     )
     await web.start()
+    return hooks[-1], web
+
+
+@pytest.fixture
+async def hooked(tmp_path: Path) -> AsyncIterator[Hooked]:
+    """A whole bot in webhook mode (`tests/bot/test_webhook.py`, `tests/bot/test_web.py`)."""
+    fake = FakeTelegram(token=TOKEN)
+    db_path = tmp_path / "durak.sqlite3"
+    h = BotHarness(fake=fake, db_path=db_path, clock=ManualClock(), settings=make_settings(db_path))
+    fake.enforce(clock=h.timing.now)
+    hook, web = await start_hooked(h)
     async with httpx.AsyncClient(trust_env=False) as client:
-        hooked = Hooked(h, hooks[-1], web, client)
+        hooked = Hooked(h, hook, web, client)
         try:
             yield hooked
         finally:

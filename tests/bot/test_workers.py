@@ -25,21 +25,26 @@ import orjson
 import pytest
 
 from bot import leader
-from bot.leader import ALLOWED_UPDATES, DATABASE_KEY, UPDATES_KEY, inbox_reader, leadership
-from bot.ops.health import Health
+from bot.leader import DATABASE_KEY, inbox_reader, leadership
 from bot.telegram import inbox
 from bot.telegram.inbox import InboxReader
-from bot.telegram.webhook import SECRET_HEADER, Webhook
+from bot.telegram.webhook import SECRET_HEADER
 from bot.web import WebServer
 from storage import Database, GameRecord
 from storage.lease import LEASE_SECONDS
 from tests import postgres
-from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
+from tests.bot.conftest import (
+    TOKEN,
+    WEBHOOK_SECRET,
+    BotHarness,
+    ManualClock,
+    make_settings,
+    start_hooked,
+)
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 pytestmark = pytest.mark.postgres
 
-SECRET = "workers-s3cret"
 TAKE_OVER = 10.0  # seconds a standby may take to take the lead in these tests (it takes ~0.5)
 
 
@@ -84,7 +89,7 @@ class Worker:
         response = await self.client.post(
             f"http://127.0.0.1:{self.web.port}/hook",
             content=orjson.dumps(update),
-            headers={SECRET_HEADER: SECRET},
+            headers={SECRET_HEADER: WEBHOOK_SECRET},
         )
         return response.status_code
 
@@ -145,31 +150,7 @@ async def _start_worker(
         settings=make_settings(db_path, database_url=pg_url),
         lease_clock=lease_clock,
     )
-    hooks: list[Webhook] = []
-
-    def prepare(app: Any) -> None:
-        hook = Webhook(
-            app,
-            url="https://bot.example/hook",
-            secret=SECRET,
-            database=lambda: app.bot_data.get(DATABASE_KEY),
-            reader=lambda: inbox_reader(app),
-            allowed_updates=ALLOWED_UPDATES,
-            max_connections=40,
-            clock=clock,
-        )
-        app.bot_data[UPDATES_KEY] = hook
-        hooks.append(hook)
-
-    h.prepare = prepare
-    await h.start()
-    web = WebServer(
-        Health(database=lambda: h.app.bot_data.get(DATABASE_KEY)),
-        "127.0.0.1",
-        0,
-        posts={"/hook": hooks[-1].post},
-    )
-    await web.start()
+    _, web = await start_hooked(h)
     return Worker(h, web, client, lease_clock)
 
 
