@@ -64,6 +64,7 @@ TIMING_KEY = "timing"  # the sender's clock (tests: a virtual one)
 USERNAME_KEY = "username"  # the bot's @username, asked of Telegram at start-up
 UPDATES_KEY = "updates"  # where updates come from: a Webhook, "polling", or None (tests)
 POLLING_ERRORS_KEY = "polling_errors"  # long polling's error callback
+LEADERSHIP_KEY = "leadership"  # this worker's `Leadership`, from its start to its stop
 COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last set to
 BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's open windows
 KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
@@ -133,7 +134,7 @@ class Term:
         self.rooms = Rooms(self.kit)
         self.reader: InboxReader | None = None
         self.begun = False  # set up, games shown, updates taken
-        self._saved_budgets: dict[int, list[float]] | None = None
+        self._saved_budgets = -1  # `Budgets.changes` as last written
         self._tasks: list[asyncio.Task[Any]] = []
         self._polling = False
 
@@ -221,7 +222,8 @@ class Term:
 
     async def _keep_budgets(self) -> None:
         """While leading: the calls in Telegram's open windows, written every
-        `KEEP_BUDGETS_EVERY` seconds when they changed, for the next leader (a restart)."""
+        `KEEP_BUDGETS_EVERY` seconds when a call was made (or a 429 paused a chat) since,
+        for the next leader (a restart)."""
         while True:
             await asyncio.sleep(KEEP_BUDGETS_EVERY)
             await self._save_budgets(final=False)
@@ -240,11 +242,12 @@ class Term:
 
     async def _save_budgets(self, *, final: bool, expected: set[int] | None = None) -> None:
         out = self.kit.out
+        changes = out.budgets.changes
+        if not final and expected is None and changes == self._saved_budgets:
+            return
         recent = out.budgets.recent(out.timing.now())
         for chat_id in expected or ():
             recent.setdefault(chat_id, []).append(0.0)
-        if not final and recent == self._saved_budgets:
-            return
         value = orjson.dumps(
             {
                 "at": out.timing.epoch(),
@@ -258,7 +261,7 @@ class Term:
         except StorageError as exc:  # (an outage, or no longer leading: the next write)
             logger.debug("could not keep the send budgets: %s", exc)
             return
-        self._saved_budgets = recent
+        self._saved_budgets = changes
 
     async def _carry_budgets(self) -> None:
         """Count what the previous leader (or this process before a restart) sent in the
@@ -442,9 +445,6 @@ def leadership(application: Application) -> Leadership | None:  # type: ignore[t
     """The worker's leadership, once started."""
     found: Leadership | None = application.bot_data.get(LEADERSHIP_KEY)
     return found
-
-
-LEADERSHIP_KEY = "leadership"
 
 
 def inbox_reader(application: Application) -> InboxReader | None:  # type: ignore[type-arg]

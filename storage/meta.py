@@ -103,7 +103,8 @@ class GameMeta:
     unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
-    was given extra time after a restart (or a change of leader), ``graces`` times.
+    was given extra time after a restart, a change of leader or a database outage,
+    ``graces`` times.
     """
 
     title: str = ""

@@ -1192,8 +1192,9 @@ class Stored:
 
 
 class StateRepository:
-    """What the bot last told Telegram (its webhook, its command menus), as digests by key,
-    so that a new leader calls Telegram only when something changed."""
+    """What the bot keeps of itself across leaders and restarts, by key: digests of what it
+    last told Telegram (its webhook, its command menus: a new leader calls Telegram only
+    when something changed) and the leader's calls in Telegram's open windows."""
 
     def __init__(self, session: Session) -> None:
         self._s = session

@@ -94,6 +94,7 @@ class Budgets:
         # (Without slack: the bot's own spacing, not Telegram's limit.)
         self._bot_pace = _Calls(Window(max(1, bot.count // PACE), bot.seconds / PACE), 0.0)
         self._paused: dict[int, float] = {}  # chat id -> until when Telegram said wait
+        self.changes = 0  # calls noted, moved or paused so far (`recent` is worth keeping anew)
 
     def _calls(self, chat_id: int) -> _Calls:
         calls = self._chats.get(chat_id)
@@ -103,6 +104,7 @@ class Budgets:
 
     def note(self, chat_id: int, now: float) -> None:
         """A counted call to `chat_id` goes out now."""
+        self.changes += 1
         self._calls(chat_id).times.append(now)
         self._bot.times.append(now)
         self._bot_pace.times.append(now)
@@ -115,11 +117,13 @@ class Budgets:
         the start: there its pace counts, and `SLACK` covers the round trip.)"""
         times = self._calls(chat_id).times
         if now > at and at in times:
+            self.changes += 1
             times.remove(at)
             bisect.insort(times, now)
 
     def pause(self, chat_id: int, now: float, seconds: float) -> None:
         """Telegram answered 429: nothing more to this chat for `seconds`."""
+        self.changes += 1
         self._paused[chat_id] = max(self._paused.get(chat_id, 0.0), now + seconds)
 
     def chat_ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:

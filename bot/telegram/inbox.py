@@ -131,7 +131,6 @@ class InboxReader:
             sweep = now or loop.time() >= next_sweep
             if sweep:
                 next_sweep = loop.time() + self.sweep
-            if sweep:
                 self._looks += 1
             try:
                 if wanted:
