@@ -454,11 +454,16 @@ class Sender:
                     )
                 delivered = Delivered(previous, new=False)
             elif fresh or previous is None:
-                if previous is not None:  # retired first: never two live keyboards at once,
-                    await self._retire_now(slot, previous)  # not even if this worker dies
+                retired = previous is not None
+                if previous is not None:  # first: never two live keyboards at once, not
+                    await self._retire_now(slot, previous)  # even if this worker dies then
                     slot.message_id = None
-                mid = await self.out.send(
-                    slot.chat_id, content, reply_to=slot.reply_to, patient=False, budgeted=True
+                mid = await self.out.send(  # (after a retirement, counted as it goes)
+                    slot.chat_id,
+                    content,
+                    reply_to=slot.reply_to,
+                    patient=False,
+                    budgeted=not retired,
                 )
                 delivered = Delivered(mid, new=True, previous=previous)
             else:
@@ -487,12 +492,19 @@ class Sender:
 
     async def _retire_now(self, slot: Slot, previous: int) -> None:
         """Before a `fresh` send: the message it replaces is deleted (where Telegram lets it,
-        and `delete_old`), else edited to the slot's last words without buttons."""
-        if slot.delete_old and await self.out.delete(slot.chat_id, previous):
-            return
+        and `delete_old`), else edited to the slot's last words without buttons. Its first
+        call is the one the sender counted for the slot; any other call (and the send after
+        it) is counted when it goes, so that Telegram's windows see each where it lands."""
+        budgeted = True
+        if slot.delete_old:
+            if await self.out.delete(slot.chat_id, previous, budgeted=True):
+                return
+            budgeted = False
         last = slot.retired
         if last is not None and last.text:
-            await self.out.close_keyboard(slot.chat_id, previous, last, resend=False, patient=False)
+            await self.out.close_keyboard(
+                slot.chat_id, previous, last, resend=False, patient=False, budgeted=budgeted
+            )
 
     def _delivered(self, slot: Slot, delivered: Delivered, tag: Any, fresh: bool) -> None:
         slot.message_id = delivered.message_id

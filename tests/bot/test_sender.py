@@ -167,3 +167,33 @@ async def test_at_the_bots_ceiling_awaited_hands_go_in_the_order_the_game_came_t
     order = [chat for _, chat, _ in seen]
     assert len(order) == 60 and h.fake.flooded == []
     assert set(order[:30]) == {u.id for u in awaited}, order
+
+
+async def test_the_bots_ceiling_holds_when_each_new_message_retires_an_old_one(
+    harness: BotHarness,
+) -> None:
+    """Turn alerts at the bot's ceiling: each hand becomes a new message (it notifies), the
+    old one deleted first. Two calls per hand, each counted where it lands: no second holds
+    more than the ceiling (a retirement that waited for room must not push its send into a
+    second that is full already), and every old message is gone."""
+    h = harness
+    users = [h.user(100 + n, f"P{n}") for n in range(45)]
+    await started(h, *users)
+    sender = h.rooms.sender
+    for user in users:
+        sender.put(("hand", user.id), user.id, Rendered("hand"), priority=Priority.PASSIVE)
+    await h.settle()
+    old = {user.id: h.fake.messages(user.id)[-1].message_id for user in users}
+    await h.rooms.kit.out.sleep(5)  # every window empty again
+    h.fake.clear_calls()
+    for user in users:
+        sender.put(
+            ("hand", user.id), user.id, Rendered("your turn"), priority=Priority.AWAITED, fresh=True
+        )
+    await h.settle()
+    assert h.fake.flooded == []
+    assert len(h.fake.calls_for("deleteMessage")) == len(h.fake.calls_for("sendMessage")) == 45
+    for user in users:
+        messages = h.fake.messages(user.id)
+        assert messages[-1].text == "your turn"
+        assert old[user.id] not in {m.message_id for m in messages}  # deleted
