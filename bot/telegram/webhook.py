@@ -13,7 +13,8 @@ and a reverse proxy may send to any worker that is ready. One post, in order:
 3. it is stored in the inbox unless it is there already (a redelivery: a worker died before
    its answer); a post that comes while the worker starts waits for its database to open;
    while the database cannot store, 503, and Telegram sends it again later (the log says
-   so once per outage, and once when it is over);
+   so once per outage, and when it is over; a post that went through within `FLAP` of
+   refused ones does not end the outage's warning);
 4. 200; a worker that leads hands a new update straight to its reader.
 
 `register` points Telegram at `WEBHOOK_URL` when a worker takes the lead, and only if what
@@ -32,7 +33,6 @@ import contextlib
 import hashlib
 import hmac
 import logging
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from http import HTTPStatus
@@ -61,6 +61,9 @@ after 24 hours, so an update older than this is never posted again."""
 PRUNE_EVERY: Final = 3600.0
 REGISTER_ATTEMPTS: Final = 10
 STATE_KEY: Final = "webhook"
+FLAP: Final = timedelta(seconds=5)
+"""A post refused this soon after the database stored again belongs to the same outage (a
+database going down cuts its connections one by one: one may still store a post)."""
 
 
 class Webhook:
@@ -86,8 +89,9 @@ class Webhook:
         self.allowed_updates = list(allowed_updates)
         self.max_connections = max_connections
         self._clock = clock
-        self._down_since: float | None = None  # the database could not store posts since
-        self._refused = 0  # posts answered 503 in this outage
+        self._down_since: datetime | None = None  # the database could not store posts since
+        self._refused = 0  # posts answered 503 in the last outage
+        self._back: tuple[datetime, datetime] | None = None  # the last outage: (began, ended)
         self._opened = asyncio.Event()  # the database was opened (`opened`)
 
     # ---------------------------------------------------------------- the post route
@@ -164,27 +168,34 @@ class Webhook:
             return None
 
     def _outage(self, error: StorageError) -> None:
-        self._refused += 1
-        if self._down_since is None:
-            self._down_since = time.monotonic()
-            logger.warning(
-                "webhook: the database cannot store updates (%s): answering 503 until it can "
-                "(Telegram sends them again)",
-                error,
-            )
-        else:
+        if self._down_since is not None:
+            self._refused += 1
             logger.debug("webhook: still answering 503: %s", error)
+            return
+        now, back = self._clock(), self._back
+        if back is not None and now - back[1] < FLAP:  # the same outage, after a post that
+            self._down_since = back[0]  # went through on a connection not yet cut
+            self._refused += 1
+            logger.debug("webhook: answering 503 again: %s", error)
+            return
+        self._down_since, self._refused = now, 1
+        logger.warning(
+            "webhook: the database cannot store updates (%s): answering 503 until it can "
+            "(Telegram sends them again)",
+            error,
+        )
 
     def _stored(self) -> None:
         if self._down_since is None:
             return
+        now = self._clock()
         logger.info(
             "webhook: the database stores updates again after %.0f s (%d posts answered 503)",
-            time.monotonic() - self._down_since,
+            (now - self._down_since).total_seconds(),
             self._refused,
         )
+        self._back = (self._down_since, now)
         self._down_since = None
-        self._refused = 0
 
     # ---------------------------------------------------------------- Telegram's side
 

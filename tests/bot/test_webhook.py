@@ -151,6 +151,35 @@ async def test_while_the_database_cannot_store_posts_are_answered_503_and_taken_
     assert sum("stores updates again" in line for line in said) == 1
 
 
+async def test_a_database_that_flaps_as_it_goes_down_is_one_outage_in_the_log(
+    hooked: Hooked, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database going down cuts its connections one by one: a post may still be stored
+    between refused ones. The operator is warned once for that outage; one that begins
+    well after the database stored again is warned of again."""
+    h = hooked.h
+    group, _, _ = await game_of_two(h, -9006)
+    tap = attacker_tap(h, group)
+    with caplog.at_level("INFO", logger="bot.telegram.webhook"):
+        undo = unavailable_writes(h, monkeypatch)
+        assert await hooked.post(tap) == 503
+        undo()
+        assert await hooked.post(tap) == 200  # on a connection not cut yet
+        undo = unavailable_writes(h, monkeypatch)
+        assert await hooked.post(tap) == 503
+        h.clock.advance(3)
+        undo()
+        assert await hooked.post(tap) == 200
+        h.clock.advance(60)
+        undo = unavailable_writes(h, monkeypatch)
+        assert await hooked.post(tap) == 503  # another outage
+        undo()
+    said = [r.getMessage() for r in caplog.records if r.name == "bot.telegram.webhook"]
+    assert sum("cannot store updates" in line for line in said) == 2
+    back = [line for line in said if "stores updates again" in line]
+    assert "after 3 s (2 posts answered 503)" in back[-1]
+
+
 async def test_a_move_whose_save_failed_is_kept_and_made_once_the_database_stores_again(
     hooked: Hooked, monkeypatch: pytest.MonkeyPatch
 ) -> None:
