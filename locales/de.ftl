@@ -347,17 +347,12 @@ warn-time = ⏳ Noch { $seconds } Sek. für deinen Zug in { $chat }.
 
 stats-title = Bestenliste: { $chat }
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Noch nicht in der Wertung (ab { $min ->
+stats-empty = In dieser Gruppe wurde noch kein Spiel zu Ende gespielt.
+stats-footer = Die Zahl nach dem Namen ist das Rating, berechnet aus der Reihenfolge, in der die Spieler ihre Karten loswerden: 0 für neue Spieler, höher ist besser.
+stats-provisional-note = „Vorläufig“: bisher weniger als { $min ->
         [one] { $min } Spiel
-       *[other] { $min } Spielen
-    })
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …und { $count } weitere
-stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
-        [one] { $min } abgeschlossenes Spiel
-       *[other] { $min } abgeschlossene Spiele
-    }.
-stats-footer = Die Zahl nach dem Namen ist das Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
+       *[other] { $min } Spiele
+    }, das Rating schwankt noch stark.
 stats-computer-mark = 🤖 Computerspieler
 stats-player-title = Bilanz von { $name }
 stats-overall = Alle Gruppen
@@ -383,14 +378,11 @@ stats-rating-place = Rating { $rating } · Platz { $rank } von { $of } { $scope 
        *[all] über alle Gruppen
     }
 stats-rating = Rating { $rating }
-stats-rating-pending = Rating ab { $min ->
+stats-provisional = { $rating } (vorläufig)
+stats-rating-note = Das Rating ergibt sich aus der Reihenfolge, in der die Spieler ihre Karten loswerden: 0 für neue Spieler, höher ist besser; vorläufig, solange es weniger als { $min ->
         [one] { $min } Spiel
-       *[other] { $min } Spielen
-    }: noch { $left ->
-        [one] { $left } Spiel
-       *[other] { $left } Spiele
-    }
-stats-rating-note = Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
+       *[other] { $min } Spiele
+    } sind.
 stats-no-games = Noch keine abgeschlossenen Gruppenspiele (Training zählt nicht).
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)

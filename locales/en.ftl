@@ -348,14 +348,13 @@ warn-time = ⏳ { $seconds } s left for your move in { $chat }.
 stats-title = Leaderboard: { $chat }
 # $tally: stats-tally, e.g. "4 games, durak twice (50%)"
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Not ranked yet (from { $min ->
+stats-empty = No finished games in this group yet.
+stats-footer = The number after a name is the rating, from the order players go out in: 0 for a new player, higher is better.
+# $min: games from which a rating is settled (3)
+stats-provisional-note = “Provisional”: fewer than { $min ->
         [one] { $min } game
        *[other] { $min } games
-    } on)
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …and { $count } more
-stats-empty = Nobody is ranked yet: it takes { $min } finished games.
-stats-footer = The number after a name is the rating (openskill, from the order players go out in): 0 for a new player, higher is better.
+    } so far, the rating still moves a lot.
 stats-computer-mark = 🤖 computer player
 stats-player-title = Record of { $name }
 stats-overall = All groups
@@ -381,11 +380,11 @@ stats-rating-place = Rating { $rating } · place { $rank } of { $of } { $scope -
        *[all] over all groups
     }
 stats-rating = Rating { $rating }
-stats-rating-pending = Rating from { $min ->
+stats-provisional = { $rating } (provisional)
+stats-rating-note = The rating comes from the order players go out in: 0 for a new player, higher is better; provisional before { $min ->
         [one] { $min } game
        *[other] { $min } games
-    } on: { $left } more to play
-stats-rating-note = Rating (openskill, from the order players go out in): 0 for a new player, higher is better.
+    }.
 stats-no-games = No finished group games yet (practice games don't count).
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)

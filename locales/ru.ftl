@@ -373,21 +373,14 @@ warn-time = ⏳ На твой ход в группе «{ $chat }» остало�
 
 stats-title = Таблица лидеров: { $chat }
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Пока без рейтинга (он будет после { $min ->
+stats-empty = В этой группе пока нет доигранных игр.
+stats-footer = Число после имени — рейтинг; он считается по порядку, в котором игроки избавляются от карт: у новичка 0, чем выше, тем лучше.
+stats-provisional-note = «Предварительный»: сыграно меньше { $min ->
         [one] { $min } игры
         [few] { $min } игр
         [many] { $min } игр
        *[other] { $min } игры
-    })
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …и ещё { $count }
-stats-empty = В рейтинге пока никого нет: для этого нужно доиграть { $min ->
-        [one] { $min } игру
-        [few] { $min } игры
-        [many] { $min } игр
-       *[other] { $min } игры
-    }.
-stats-footer = Число после имени — рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
+    }, рейтинг ещё сильно меняется.
 stats-computer-mark = 🤖 компьютерный игрок
 stats-player-title = Статистика игрока { $name }
 stats-overall = Все группы
@@ -422,13 +415,13 @@ stats-rating-place = Рейтинг { $rating } · место { $rank } из { $
        *[all] во всех группах
     }
 stats-rating = Рейтинг { $rating }
-stats-rating-pending = Рейтинг — после { $min ->
+stats-provisional = { $rating } (предварительный)
+stats-rating-note = Рейтинг считается по порядку, в котором игроки избавляются от карт: у новичка 0, чем выше, тем лучше; до { $min ->
         [one] { $min } игры
         [few] { $min } игр
         [many] { $min } игр
        *[other] { $min } игры
-    } (ещё { $left })
-stats-rating-note = Рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
+    } он предварительный.
 stats-no-games = Пока нет доигранных игр в группах (тренировки не учитываются).
 cmd-stats = Таблица лидеров и статистика
 cmd-settings = Правила группы (админы)
