@@ -28,6 +28,8 @@ lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich a
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
 lobby-invited = Eingeladen: { $names } — wer mitspielt, tippt auf „Mitspielen“.
+lobby-invited-again = Wir warten auf: { $names } — tippt unter dem Ergebnis auf „Noch ein Spiel!“ oder hier auf „Mitspielen“.
+lobby-again-starts = Das Spiel beginnt von selbst, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
 lobby-need-players =
     { $min ->
         [one] Zum Starten wird mindestens { $min } Spieler benötigt.
@@ -41,7 +43,11 @@ lobby-full = Alle Plätze sind besetzt.
 lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
-lobby-again = Eine neue Lobby ist offen; die anderen Spieler sind eingeladen.
+lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
+again-already = Du bist schon dabei; das Spiel beginnt, sobald die anderen dabei sind, oder wenn die Minute um ist.
+again-started = Das nächste Spiel hat schon begonnen.
+again-stale = Dieser Knopf gehört zu einem älteren Spiel und öffnet nichts mehr. Sende /newgame für ein neues Spiel.
+again-not-player = Hier melden sich nur die Spieler dieses Spiels. Wer mitspielen will, tippt in der Lobby auf „Mitspielen“, sobald sie offen ist, oder sendet /newgame.
 newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
 again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
@@ -96,7 +102,7 @@ button-redeal = Neu austeilen lassen
 button-cover = { $attack } mit { $card } schlagen
 button-back = Zurück
 button-resign = Ja, ich gebe auf
-button-again = Nochmal spielen
+button-again = Noch ein Spiel!
 button-open-hand = Meine Karten
 button-add-to-group = Zu einer Gruppe hinzufügen
 button-rules = Regeln
@@ -198,6 +204,9 @@ result-bouts =
         [one] { $count } Runde
        *[other] { $count } Runden
     }
+result-evening = Heute zusammen { $games } Spiele — wie oft Durak: { $tally }
+result-evening-durak = { $player } { $count }
+result-evening-draws = { $count } × unentschieden
 
 ## /leave, /start, /help
 

@@ -431,9 +431,9 @@ async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> 
     await h.open_game(group, [alice, bob, carol])
     await h.send(bob.leave(group))
     assert running(h, group) is None
-    await h.send(carol.tap(h.fake.last_message(group.id), "Play again"))
+    await h.send(carol.tap(h.fake.last_message(group.id), "Ready for another"))
     lobby = h.lobby_message(group).text
-    assert "Players (1/6): Carol" in lobby and "Invited: Alice — tap" in lobby
+    assert "Players (1/6): Carol" in lobby and "Waiting for: Alice — tap" in lobby
     assert "Bob" not in lobby
 
 
