@@ -312,6 +312,17 @@ class GameRepository:
             raise NotFound(f"chat {chat_id} has no games")
         return _game_record(row)
 
+    async def previous(self, *, chat_id: int, game_id: int) -> GameRecord:
+        """The chat's game before game ``game_id``, whatever its status. Raises `NotFound`."""
+        row = await self._s.fetchone(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE chat_id = ? AND id < ? "
+            "ORDER BY id DESC LIMIT 1",
+            (chat_id, game_id),
+        )
+        if row is None:
+            raise NotFound(f"chat {chat_id} has no game before {game_id}")
+        return _game_record(row)
+
     async def all_active(self) -> list[GameRecord]:
         """Every game in the lobby or running, oldest first (to resume them after a restart).
 

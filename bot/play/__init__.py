@@ -47,7 +47,7 @@ class Rooms:
         self.lobbies = lobbies = Lobbies(*base, computers=computers, guide=guide)
         self.welcome = Welcome(*base, lobbies=lobbies, moves=moves)
         self.again = again = Again(*base, lobbies=lobbies)
-        lobbies.joined = again.joined
+        lobbies.joined, lobbies.opened, lobbies.began = again.joined, again.opened, again.began
         self.deadlines = deadlines = Deadlines(
             *base, computers=computers, lobbies=lobbies, again=again
         )

@@ -7,7 +7,8 @@ left the group); each tap of theirs, on the result or on the lobby's Join, seats
 (stored, like any Join). The game starts by itself once all of them sit, or when the
 minute after the first tap runs out (`AGAIN_WAIT`, the lobby's stored deadline: it holds
 over a restart or a change of leader) with two seats or more, one a person; with fewer,
-the lobby stays open as any other. Once it starts, the result loses its button.
+the lobby stays open as any other. The result loses its button once that game begins (or
+its lobby stops waiting), and a result's button closes when /newgame opens the next lobby.
 
 Only the chat's latest game offers this: a tap on an older result, or on one whose next
 game is set up or running already, is answered and opens nothing; someone who did not
@@ -127,35 +128,53 @@ class Again(Room):
             return
         seated = {s.player_id for s in record.lobby.seats}
         if all(pid in seated for pid in record.meta.asked) and _startable(record):
-            await self._begin(record)
+            await self.lobbies._begin(record)
 
     async def expired(self, record: GameRecord) -> None:
         """The minute of a Play again lobby ran out (the caller holds its lock): it starts
         with two seats or more (one a person); else it stays open as any lobby, until the
         lobby timeout, without waiting for anyone."""
         if _startable(record):
-            await self._begin(record)
+            await self.lobbies._begin(record)
             return
-        record.meta.again_of = None
+        again_of, record.meta.again_of = record.meta.again_of, None
         timeout = self.kit.settings.lobby_timeout
         record.deadline = self.kit.clock() + timedelta(seconds=timeout) if timeout else None
         await self.store.save(record)
         await self.lobbies.refresh(record)
+        if again_of is not None:  # an ordinary lobby now: "Ready" would only point to it
+            await self._close(again_of)
 
-    async def _begin(self, record: GameRecord) -> None:
-        """Start the game; the result it follows loses its button."""
-        again_of = record.meta.again_of
-        await self.lobbies._begin(record)
-        if again_of is None:
-            return
+    async def began(self, record: GameRecord) -> None:
+        """A game began: the result of the game it follows (Play again) loses its button."""
+        if record.meta.again_of is not None:
+            await self._close(record.meta.again_of)
+
+    async def opened(self, record: GameRecord) -> None:
+        """/newgame opened a lobby: the result of the game before it loses its button (a
+        tap on it would be answered that a game is being set up)."""
+        assert record.id is not None
         try:
-            old = await self.store.game(again_of)
+            async with self.kit.db.transaction(readonly=True) as tx:
+                before = await tx.games.previous(chat_id=record.chat_id, game_id=record.id)
+        except NotFound:
+            return
+        except StorageError as exc:
+            logger.info("the result before game %s keeps its button: %s", record.id, exc)
+            return
+        if before.status == "finished":
+            await self.screens.close_result(before)
+
+    async def _close(self, game_id: int) -> None:
+        try:
+            old = await self.store.game(game_id)
         except StorageError as exc:  # the button stays; a tap on it is answered all the same
-            logger.info("the result of game %s keeps its button: %s", again_of, exc)
+            logger.info("the result of game %s keeps its button: %s", game_id, exc)
             return
         await self.screens.close_result(old)
 
 
 def _startable(record: GameRecord) -> bool:
+    """Two seats or more, one a person, no more than the rules seat."""
     seats = record.lobby.seats
     return 2 <= len(seats) <= record.rules.max_players and any(not s.is_computer for s in seats)

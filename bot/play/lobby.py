@@ -4,7 +4,8 @@ against computers in the private chat (for a newcomer, how to play comes first).
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
 hands the lobby to the first player seated. Play again (`bot.play.again`) opens a lobby
-through `_open` and seats through `_join`, which tells it of every seat (`joined`). Lobby
+through `_open` and seats through `_join`; it hears of every seat (`joined`), lobby opened
+by /newgame (`opened`) and game begun (`began`). Lobby
 buttons count only on the lobby message itself (forged data from elsewhere is refused).
 """
 
@@ -37,6 +38,10 @@ class Lobbies(Room):
     guide: Guide
     joined: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
     """Told of each seat taken with Join (the caller holds the lobby's lock): Play again."""
+    opened: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
+    """Told of each lobby /newgame opened: the result before it closes (Play again)."""
+    began: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
+    """Told of each game that began: the result it follows closes (Play again)."""
 
     # ---------------------------------------------------------------- opening
 
@@ -55,7 +60,9 @@ class Lobbies(Room):
                 text = render.Rendered(self.kit.t(record.language, key))
                 await self.out.send(chat_id, text, reply_to=anchor)
                 return
-            await self._open(chat_id, chat_title, person)
+            record = await self._open(chat_id, chat_title, person)
+            if self.opened is not None:
+                await self.opened(record)
 
     async def _open(
         self,
@@ -311,6 +318,8 @@ class Lobbies(Room):
         self.screens.table(record)
         await self.screens.hands(record, force=True)
         await self.computers.drive(record)
+        if self.began is not None:
+            await self.began(record)
 
     async def closed(
         self, record: GameRecord, why: Literal["cancelled", "expired"], *, by: int | None = None

@@ -124,6 +124,7 @@ async def test_alone_at_the_minute_the_lobby_stays_open_as_any_other(
     alice, bob = players(h, 2)
     group = h.fake.group(-7004, "Club", admins={alice})
     result = await one_game(h, group, [alice, bob], bob)
+    data = result.buttons[0][0].callback_data or ""
     await h.send(alice.tap(result, READY))
     h.clock.advance(61)
     await h.run_due()
@@ -131,7 +132,8 @@ async def test_alone_at_the_minute_the_lobby_stays_open_as_any_other(
     lobby = h.lobby_message(group)
     assert "Invited: Bob — tap “Join” to play." in lobby.text
     assert "starts by itself" not in lobby.text
-    late = bob.tap(result, READY)  # no longer waited for: pointed to the lobby
+    assert h.fake.message(group.id, result.message_id).buttons == []
+    late = bob.tap_raw(result, data)  # no longer waited for: pointed to the lobby
     await h.send(late)
     assert answer(h, late) == h.rooms.kit.t("en", "again-lobby-open")
     await h.send(bob.tap(lobby, "Join"))
@@ -240,3 +242,31 @@ async def test_the_tally_reads_well_in_german_and_russian(harness: BotHarness) -
     kit = h.rooms.kit
     text = kit.t("ru", "result-evening", games=5, tally="Анна 3, Борис 2")
     assert text == "Сегодня вместе сыграли 5 игр — сколько раз в дураках: Анна 3, Борис 2"
+
+
+async def test_a_newer_lobby_closes_the_older_result(harness: BotHarness) -> None:
+    """/newgame after a result: that result's button closes (a copy of it is answered and
+    opens nothing); so does Start in a lobby that was still waiting for someone."""
+    h = harness
+    alice, bob, carol = players(h, 3)
+    group = h.fake.group(-7010, "Club", admins={alice})
+    first = await one_game(h, group, [alice, bob], bob)
+    data = first.buttons[0][0].callback_data or ""
+    await h.send(carol.start_private())
+    await h.send(carol.send(group, "/newgame"))
+    assert h.fake.message(group.id, first.message_id).buttons == []
+    old = alice.tap_raw(first, data)
+    await h.send(old)
+    assert answer(h, old) == h.rooms.kit.t("en", "again-lobby-open")
+    lobby = h.lobby_message(group)
+    await h.send(alice.tap(lobby, "Join"))
+    await h.send(carol.tap(lobby, "Start"))
+    second = await resign(h, group, carol)
+    await h.send(alice.tap(second, READY))  # waiting for Carol; Alice adds a computer
+    lobby = h.lobby_message(group)
+    await h.send(alice.tap(lobby, "Add computer"))
+    await h.send(alice.tap(lobby, "easy"))
+    assert running(h, group) is None
+    await h.send(alice.tap(lobby, "Start"))
+    assert running(h, group) is not None
+    assert h.fake.message(group.id, second.message_id).buttons == []
