@@ -62,8 +62,8 @@ class Again(Room):
             if current is not None and current.meta.again_of == old.id:
                 if current.status == "running":
                     await self.out.answer(query, kit.t(lang, "again-started"))
-                elif not played:
-                    await self.out.answer(query, kit.t(lang, "again-not-player"), alert=True)
+                elif not played:  # anyone may Join the lobby, below
+                    await self.out.answer(query, kit.t(lang, "again-lobby-open"))
                 else:  # seated like any Join (and the game may start: `joined`)
                     await self.lobbies._join(current, person, query)
                 return

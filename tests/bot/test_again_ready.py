@@ -171,9 +171,9 @@ async def test_someone_who_did_not_play_is_told_to_join(harness: BotHarness) -> 
     assert answer(h, tap) == h.rooms.kit.t("en", "again-not-player")
     assert h.rooms.store.live(group.id) is None  # nothing opened
     await h.send(alice.tap(result, READY))
-    tap = dave.tap(result, READY)
+    tap = dave.tap(result, READY)  # now there is a lobby to join
     await h.send(tap)
-    assert answer(h, tap) == h.rooms.kit.t("en", "again-not-player")
+    assert answer(h, tap) == h.rooms.kit.t("en", "again-lobby-open")
     await h.send(dave.tap(h.lobby_message(group), "Join"))  # Join is for anyone
     assert "Players (2/6): Alice, Dave" in h.lobby_message(group).text
     assert running(h, group) is None  # still waiting for Bob
