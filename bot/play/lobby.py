@@ -1,5 +1,5 @@
 """The lobby: /newgame, Join (with the deep link for people who never started the bot),
-Leave, computers, Start, Cancel, Rules and How to play, Play again; and /practice, a game
+Leave, computers, Start, Cancel, Rules and How to play; and /practice, a game
 against computers in the private chat (for a newcomer, how to play comes first).
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
@@ -37,7 +37,8 @@ class Lobbies(Room):
     computers: Computers
     guide: Guide
     joined: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
-    """Told of each seat taken with Join (the caller holds the lobby's lock): Play again."""
+    """Told of each seat taken with Join or its link (the caller holds the lobby's lock):
+    Play again."""
     opened: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
     """Told of each lobby /newgame opened: the result before it closes (Play again)."""
     began: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)

@@ -270,3 +270,18 @@ async def test_a_newer_lobby_closes_the_older_result(harness: BotHarness) -> Non
     await h.send(alice.tap(lobby, "Start"))
     assert running(h, group) is not None
     assert h.fake.message(group.id, second.message_id).buttons == []
+
+
+async def test_the_join_link_counts_as_ready_too(harness: BotHarness) -> None:
+    """The lobby's deep link (/start j<game>, as people who never started the bot get it)
+    seats a player it waits for like Join, and the game starts once all are in."""
+    h = harness
+    alice, bob = players(h, 2)
+    group = h.fake.group(-7011, "Club", admins={alice})
+    result = await one_game(h, group, [alice, bob], bob)
+    await h.send(alice.tap(result, READY))
+    lobby = h.rooms.store.live(group.id)
+    assert lobby is not None and lobby.status == "lobby"
+    await h.send(bob.start_private(f"j{lobby.id}"))
+    game = running(h, group)
+    assert game is not None and sorted(game.players) == ["1", "2"]
