@@ -28,6 +28,8 @@ lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich a
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
 lobby-invited = Eingeladen: { $names } — wer mitspielt, tippt auf „Mitspielen“.
+lobby-invited-again = Wir warten auf: { $names } — tippt unter dem Ergebnis auf „Noch ein Spiel!“ oder hier auf „Mitspielen“.
+lobby-again-starts = Das Spiel beginnt von selbst, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
 lobby-need-players =
     { $min ->
         [one] Zum Starten wird mindestens { $min } Spieler benötigt.
@@ -41,7 +43,11 @@ lobby-full = Alle Plätze sind besetzt.
 lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
-lobby-again = Eine neue Lobby ist offen; die anderen Spieler sind eingeladen.
+lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
+again-already = Du bist schon dabei; das Spiel beginnt, sobald die anderen dabei sind, oder wenn die Minute um ist.
+again-started = Das nächste Spiel hat schon begonnen.
+again-stale = Dieser Knopf gehört zu einem älteren Spiel und öffnet nichts mehr. Sende /newgame für ein neues Spiel.
+again-not-player = Hier melden sich nur die Spieler dieses Spiels. Wer mitspielen will, tippt in der Lobby auf „Mitspielen“, sobald sie offen ist, oder sendet /newgame.
 newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
 again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
@@ -96,7 +102,7 @@ button-redeal = Neu austeilen lassen
 button-cover = { $attack } mit { $card } schlagen
 button-back = Zurück
 button-resign = Ja, ich gebe auf
-button-again = Nochmal spielen
+button-again = Noch ein Spiel!
 button-open-hand = Meine Karten
 button-add-to-group = Zu einer Gruppe hinzufügen
 button-rules = Regeln
@@ -198,6 +204,9 @@ result-bouts =
         [one] { $count } Runde
        *[other] { $count } Runden
     }
+result-evening = Heute zusammen { $games } Spiele — wie oft Durak: { $tally }
+result-evening-durak = { $player } { $count }
+result-evening-draws = { $count } × unentschieden
 
 ## /leave, /start, /help
 
@@ -347,17 +356,12 @@ warn-time = ⏳ Noch { $seconds } Sek. für deinen Zug in { $chat }.
 
 stats-title = Bestenliste: { $chat }
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Noch nicht in der Wertung (ab { $min ->
+stats-empty = In dieser Gruppe wurde noch kein Spiel zu Ende gespielt.
+stats-footer = Die Zahl nach dem Namen ist das Rating, berechnet aus der Reihenfolge, in der die Spieler ihre Karten loswerden: 0 für neue Spieler, höher ist besser.
+stats-provisional-note = „Vorläufig“: bisher weniger als { $min ->
         [one] { $min } Spiel
-       *[other] { $min } Spielen
-    })
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …und { $count } weitere
-stats-empty = Noch niemand ist in der Wertung: Dafür braucht es { $min ->
-        [one] { $min } abgeschlossenes Spiel
-       *[other] { $min } abgeschlossene Spiele
-    }.
-stats-footer = Die Zahl nach dem Namen ist das Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
+       *[other] { $min } Spiele
+    }, das Rating schwankt noch stark.
 stats-computer-mark = 🤖 Computerspieler
 stats-player-title = Bilanz von { $name }
 stats-overall = Alle Gruppen
@@ -383,14 +387,11 @@ stats-rating-place = Rating { $rating } · Platz { $rank } von { $of } { $scope 
        *[all] über alle Gruppen
     }
 stats-rating = Rating { $rating }
-stats-rating-pending = Rating ab { $min ->
+stats-provisional = { $rating } (vorläufig)
+stats-rating-note = Das Rating ergibt sich aus der Reihenfolge, in der die Spieler ihre Karten loswerden: 0 für neue Spieler, höher ist besser; vorläufig, solange es weniger als { $min ->
         [one] { $min } Spiel
-       *[other] { $min } Spielen
-    }: noch { $left ->
-        [one] { $left } Spiel
-       *[other] { $left } Spiele
-    }
-stats-rating-note = Rating (openskill, aus der Reihenfolge, in der die Spieler ihre Karten loswerden): 0 für neue Spieler, höher ist besser.
+       *[other] { $min } Spiele
+    } sind.
 stats-no-games = Noch keine abgeschlossenen Gruppenspiele (Training zählt nicht).
 cmd-stats = Bestenliste und Bilanzen
 cmd-settings = Hausregeln (Admins)

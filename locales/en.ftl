@@ -28,6 +28,8 @@ lobby-opener-join = { $name }, press “Join” to take your seat too.
 lobby-players = Players ({ $count }/{ $max }): { $names }
 lobby-nobody = nobody yet
 lobby-invited = Invited: { $names } — tap “Join” to play.
+lobby-invited-again = Waiting for: { $names } — tap “Ready for another” under the result, or “Join” here.
+lobby-again-starts = The game starts by itself once they are all in, or a minute after the first tap with two or more players.
 lobby-need-players =
     { $min ->
         [one] At least { $min } player is needed to start.
@@ -41,7 +43,11 @@ lobby-full = All seats are taken.
 lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
-lobby-again = A new lobby is open; the other players are invited to join.
+lobby-again = You are in. The next game starts when all of you are, or a minute after the first tap with two or more players.
+again-already = You are in already; the game starts when the others are, or at the end of the minute.
+again-started = The next game has started already.
+again-stale = This button belongs to an older game; it opens nothing. Send /newgame for a new game.
+again-not-player = Only the players of this game get ready here. To play, tap “Join” in the lobby once it opens, or send /newgame.
 newgame-lobby-open = A game is already being set up here: join it above.
 again-lobby-open = A new game is already being set up below: join it there.
 newgame-running = A game is running here. Wait for it to end, or /cancel it.
@@ -96,7 +102,7 @@ button-redeal = Ask for a new deal
 button-cover = Cover { $attack } with { $card }
 button-back = Back
 button-resign = Yes, I give up
-button-again = Play again
+button-again = Ready for another
 button-open-hand = My cards
 button-add-to-group = Add me to a group
 button-rules = Rules
@@ -197,6 +203,13 @@ result-bouts =
     { $count ->
         [one] { $count } bout
        *[other] { $count } bouts
+    }
+# $games: games this evening; $tally: result-evening-durak entries (and result-evening-draws)
+result-evening = Tonight, { $games } games together — times the durak: { $tally }
+result-evening-durak = { $player } { $count }
+result-evening-draws = { $count ->
+        [one] { $count } draw
+       *[other] { $count } draws
     }
 
 ## /leave, /start, /help
@@ -348,14 +361,13 @@ warn-time = ⏳ { $seconds } s left for your move in { $chat }.
 stats-title = Leaderboard: { $chat }
 # $tally: stats-tally, e.g. "4 games, durak twice (50%)"
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Not ranked yet (from { $min ->
+stats-empty = No finished games in this group yet.
+stats-footer = The number after a name is the rating, from the order players go out in: 0 for a new player, higher is better.
+# $min: games from which a rating is settled (3)
+stats-provisional-note = “Provisional”: fewer than { $min ->
         [one] { $min } game
        *[other] { $min } games
-    } on)
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …and { $count } more
-stats-empty = Nobody is ranked yet: it takes { $min } finished games.
-stats-footer = The number after a name is the rating (openskill, from the order players go out in): 0 for a new player, higher is better.
+    } so far, the rating still moves a lot.
 stats-computer-mark = 🤖 computer player
 stats-player-title = Record of { $name }
 stats-overall = All groups
@@ -381,11 +393,11 @@ stats-rating-place = Rating { $rating } · place { $rank } of { $of } { $scope -
        *[all] over all groups
     }
 stats-rating = Rating { $rating }
-stats-rating-pending = Rating from { $min ->
+stats-provisional = { $rating } (provisional)
+stats-rating-note = The rating comes from the order players go out in: 0 for a new player, higher is better; provisional before { $min ->
         [one] { $min } game
        *[other] { $min } games
-    } on: { $left } more to play
-stats-rating-note = Rating (openskill, from the order players go out in): 0 for a new player, higher is better.
+    }.
 stats-no-games = No finished group games yet (practice games don't count).
 cmd-stats = Leaderboard and records
 cmd-settings = House rules (admins)

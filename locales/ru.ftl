@@ -34,6 +34,8 @@ lobby-opener-join = { $name }, нажми «Играть», чтобы тоже 
 lobby-players = Игроки ({ $count }/{ $max }): { $names }
 lobby-nobody = пока никого
 lobby-invited = Приглашены: { $names } — чтобы сесть за стол, нажми «Играть».
+lobby-invited-again = Ждём: { $names } — нажмите «Играю ещё» под результатом или «Играть» здесь.
+lobby-again-starts = Игра начнётся сама, когда соберутся все, или через минуту после первого нажатия, если за столом хотя бы двое.
 lobby-need-players =
     { $min ->
         [one] Для начала нужен хотя бы { $min } игрок.
@@ -49,7 +51,11 @@ lobby-full = Все места заняты.
 lobby-started = Игра началась.
 lobby-cancelled = Это лобби отменено.
 lobby-expired = Никто не начал игру вовремя — лобби закрыто.
-lobby-again = Открыто новое лобби; остальные игроки приглашены.
+lobby-again = Ты в игре. Следующая игра начнётся, когда соберутся все, или через минуту после первого нажатия, если за столом хотя бы двое.
+again-already = Ты уже в игре; она начнётся, когда соберутся остальные, или когда пройдёт минута.
+again-started = Следующая игра уже началась.
+again-stale = Эта кнопка от одной из прошлых игр и уже ничего не открывает. Чтобы начать новую игру, отправь /newgame.
+again-not-player = Здесь отмечаются только игроки этой партии. Чтобы сыграть, нажми «Играть» в лобби, когда оно откроется, или отправь /newgame.
 newgame-lobby-open = Здесь уже собирается игра — присоединяйся выше.
 again-lobby-open = Ниже уже собирается новая игра — присоединяйся там.
 newgame-running = Здесь уже идёт игра. Дождись её конца или отмени через /cancel.
@@ -116,7 +122,7 @@ button-redeal = Попросить пересдачу
 button-cover = Побить { $attack } картой { $card }
 button-back = Назад
 button-resign = Да, сдаюсь
-button-again = Сыграть ещё
+button-again = Играю ещё
 button-open-hand = Мои карты
 button-add-to-group = Добавить в группу
 button-rules = Правила
@@ -223,6 +229,19 @@ result-bouts =
         [few] { $count } раунда
         [many] { $count } раундов
        *[other] { $count } раунда
+    }
+result-evening = Сегодня вместе сыграли { $games ->
+        [one] { $games } игру
+        [few] { $games } игры
+        [many] { $games } игр
+       *[other] { $games } игры
+    } — сколько раз в дураках: { $tally }
+result-evening-durak = { $player } { $count }
+result-evening-draws = { $count ->
+        [one] { $count } ничья
+        [few] { $count } ничьи
+        [many] { $count } ничьих
+       *[other] { $count } ничьи
     }
 
 ## /leave, /start, /help
@@ -373,21 +392,14 @@ warn-time = ⏳ На твой ход в группе «{ $chat }» остало�
 
 stats-title = Таблица лидеров: { $chat }
 stats-line = { $rank }. { $name }: { $rating } · { $tally }
-stats-unranked-title = Пока без рейтинга (он будет после { $min ->
+stats-empty = В этой группе пока нет доигранных игр.
+stats-footer = Число после имени — рейтинг; он считается по порядку, в котором игроки избавляются от карт: у новичка 0, чем выше, тем лучше.
+stats-provisional-note = «Предварительный»: сыграно меньше { $min ->
         [one] { $min } игры
         [few] { $min } игр
         [many] { $min } игр
        *[other] { $min } игры
-    })
-stats-line-unranked = { $name }: { $tally }
-stats-unranked-more = …и ещё { $count }
-stats-empty = В рейтинге пока никого нет: для этого нужно доиграть { $min ->
-        [one] { $min } игру
-        [few] { $min } игры
-        [many] { $min } игр
-       *[other] { $min } игры
-    }.
-stats-footer = Число после имени — рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
+    }, рейтинг ещё сильно меняется.
 stats-computer-mark = 🤖 компьютерный игрок
 stats-player-title = Статистика игрока { $name }
 stats-overall = Все группы
@@ -422,13 +434,13 @@ stats-rating-place = Рейтинг { $rating } · место { $rank } из { $
        *[all] во всех группах
     }
 stats-rating = Рейтинг { $rating }
-stats-rating-pending = Рейтинг — после { $min ->
+stats-provisional = { $rating } (предварительный)
+stats-rating-note = Рейтинг считается по порядку, в котором игроки избавляются от карт: у новичка 0, чем выше, тем лучше; до { $min ->
         [one] { $min } игры
         [few] { $min } игр
         [many] { $min } игр
        *[other] { $min } игры
-    } (ещё { $left })
-stats-rating-note = Рейтинг (openskill, по порядку, в котором игроки избавляются от карт): у новичка 0, чем выше, тем лучше.
+    } он предварительный.
 stats-no-games = Пока нет доигранных игр в группах (тренировки не учитываются).
 cmd-stats = Таблица лидеров и статистика
 cmd-settings = Правила группы (админы)

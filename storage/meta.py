@@ -102,6 +102,8 @@ class GameMeta:
     seated only once they do. ``practice``: a game against computers in a private chat,
     unranked.
     ``previous_durak``: the durak of the game this one was played again from (R7).
+    ``again_of``: the game whose players' "Ready" taps (Play again) fill this lobby, while
+    it waits to start by itself (its deadline: the minute after the first tap).
     ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
     was given extra time after a restart, a change of leader or a database outage,
     ``graces`` times.
@@ -119,6 +121,7 @@ class GameMeta:
     asked: dict[str, str] = field(default_factory=dict)
     practice: bool = False
     previous_durak: str | None = None
+    again_of: int | None = None
     warned: bool = False
     grace_move: int | None = None
     graces: int = 0
@@ -152,6 +155,8 @@ class GameMeta:
             out["practice"] = True
         if self.previous_durak is not None:
             out["previous_durak"] = self.previous_durak
+        if self.again_of is not None:
+            out["again_of"] = self.again_of
         if self.warned:
             out["warned"] = True
         if self.grace_move is not None:
@@ -189,6 +194,7 @@ class GameMeta:
             else {},
             practice=value.get("practice") is True,
             previous_durak=_text_or_none(value.get("previous_durak")),
+            again_of=_int_or_none(value.get("again_of")),
             warned=value.get("warned") is True,
             grace_move=_int_or_none(value.get("grace_move")),
             graces=_graces(value),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from storage import ratings
@@ -310,6 +310,17 @@ class GameRepository:
         )
         if row is None:
             raise NotFound(f"chat {chat_id} has no games")
+        return _game_record(row)
+
+    async def previous(self, *, chat_id: int, game_id: int) -> GameRecord:
+        """The chat's game before game ``game_id``, whatever its status. Raises `NotFound`."""
+        row = await self._s.fetchone(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE chat_id = ? AND id < ? "
+            "ORDER BY id DESC LIMIT 1",
+            (chat_id, game_id),
+        )
+        if row is None:
+            raise NotFound(f"chat {chat_id} has no game before {game_id}")
         return _game_record(row)
 
     async def all_active(self) -> list[GameRecord]:
@@ -882,6 +893,36 @@ class ResultRepository:
         if row is None:
             raise NotFound(f"no result is recorded for game {game_id}")
         return await self._finished_game(row)
+
+    async def evening(
+        self, *, game_id: int, gap: timedelta, within: timedelta, limit: int = 50
+    ) -> list[FinishedGame]:
+        """The games of the evening of game ``game_id`` (its result is recorded), newest
+        first, itself included: going back from it the chat's games with the same
+        participants (people and computers), as long as no more than ``gap`` passed between
+        one game's end and the next one's start, none ended more than ``within`` before it,
+        at most ``limit``. Empty if no result is recorded for that game."""
+        try:
+            last = await self.for_game(game_id=game_id)
+        except NotFound:
+            return []
+        rows = await self._s.fetchall(
+            _SELECT_RESULT + "WHERE chat_id = ? AND ended_us >= ? AND ended_us <= ? "
+            "ORDER BY ended_us DESC, id DESC LIMIT ?",
+            (last.chat_id, to_us(last.ended_at - within), to_us(last.ended_at), limit),
+        )
+        players = {p.player_id for p in last.participants}
+        games = [last]
+        for row in rows:
+            if int(row["id"]) == last.id:
+                continue
+            earlier = await self._finished_game(row)
+            if {p.player_id for p in earlier.participants} != players:
+                break
+            if games[-1].started_at - earlier.ended_at > gap:
+                break
+            games.append(earlier)
+        return games
 
     async def _finished_game(self, row: Row) -> FinishedGame:
         result_id = int(row["id"])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import render
@@ -33,7 +33,7 @@ from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
 from engine import Action
 from engine.advice import is_active, must_decide
-from storage import GameRecord, Seat, StorageError
+from storage import FinishedGame, GameRecord, Seat, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,12 @@ LEFT_KEYS: Final = {
     "left": "result-left",
 }
 """How a player left a running game (`meta.left`), in the words of the result."""
+
+EVENING_GAP: Final = timedelta(hours=2)
+"""The evening a result tallies (docs/messages.md): the group's games with the same players
+in a row, each begun at most this long after the one before ended..."""
+EVENING_LONGEST: Final = timedelta(hours=12)
+"""...and none ended more than this before the last one."""
 
 
 def table_key(game_id: int) -> tuple[str, int]:
@@ -138,23 +144,53 @@ class Screens:
         await self.hands(record, actor=actor)
         self.table(record)
         if record.status == "finished":
-            self._send_result(record)
+            self._send_result(record, await self.evening(record))
 
-    def _send_result(self, record: GameRecord) -> None:
+    async def evening(self, record: GameRecord) -> list[FinishedGame]:
+        """The games of the evening a finished game ends (for the result's tally): the
+        chat's games with the same players, back to a gap of `EVENING_GAP` (none if they
+        cannot be read now: the result goes out without its tally)."""
+        assert record.id is not None
+        try:
+            async with self.kit.db.transaction(readonly=True) as tx:
+                return await tx.results.evening(
+                    game_id=record.id, gap=EVENING_GAP, within=EVENING_LONGEST
+                )
+        except StorageError as exc:
+            logger.info("the evening of game %s cannot be read: %s", record.id, exc)
+            return []
+
+    def _result(
+        self, record: GameRecord, evening: Sequence[FinishedGame], *, closed: bool = False
+    ) -> render.Rendered:
         assert record.game is not None and record.game.outcome is not None
         assert record.id is not None
         outcome = record.game.outcome
         reason = None
         if outcome.durak is not None:
             reason = LEFT_KEYS.get(record.meta.left.get(outcome.durak, ""))
-        rendered = render.result(
+        return render.result(
             self.kit.tr,
             record.language,
             outcome,
             game_id=record.id,
             names=self.kit.names(record),
             reason=reason,
+            evening=evening,
+            closed=closed,
         )
+
+    async def close_result(self, record: GameRecord) -> None:
+        """A newer game began: the result of `record` loses its Play again button (the
+        same text, the evening's tally as it was)."""
+        if record.result_message_id is None or record.game is None:
+            return
+        rendered = self._result(record, await self.evening(record), closed=True)
+        self.post(record.chat_id, rendered, message_id=record.result_message_id)
+
+    def _send_result(self, record: GameRecord, evening: Sequence[FinishedGame] = ()) -> None:
+        assert record.id is not None
+        rendered = self._result(record, evening)
         game_id = record.id
 
         def posted(delivered: Delivered, _: Any) -> None:  # (a leader that takes over posts

@@ -1,7 +1,8 @@
 """The bot's features, one room each, and `Rooms`, which builds and wires them.
 
 - `guide.Guide`: /help, /howto, the "How to play" and "Rules" buttons, a newcomer's how-to;
-- `lobby.Lobbies`: /newgame, Join, Start, Cancel, Play again, /practice;
+- `lobby.Lobbies`: /newgame, Join, Start, Cancel, /practice;
+- `again.Again`: Play again ("Ready for another"), a lobby that starts by itself;
 - `welcome.Welcome`: /start, the Join deep link, /newgame in a private chat;
 - `moves.Moves`: a tap on a hand, why a card cannot be played, /hand;
 - `computers.Computers`: computer players' moves;
@@ -18,6 +19,7 @@ from __future__ import annotations
 from bot.delivery.screens import Screens
 from bot.delivery.sender import Sender
 from bot.kit import Kit
+from bot.play.again import Again
 from bot.play.chat import ChatRoom
 from bot.play.computers import Computers
 from bot.play.deadlines import Deadlines
@@ -44,7 +46,11 @@ class Rooms:
         self.guide = guide = Guide(*base)
         self.lobbies = lobbies = Lobbies(*base, computers=computers, guide=guide)
         self.welcome = Welcome(*base, lobbies=lobbies, moves=moves)
-        self.deadlines = deadlines = Deadlines(*base, computers=computers, lobbies=lobbies)
+        self.again = again = Again(*base, lobbies=lobbies)
+        lobbies.joined, lobbies.opened, lobbies.began = again.joined, again.opened, again.began
+        self.deadlines = deadlines = Deadlines(
+            *base, computers=computers, lobbies=lobbies, again=again
+        )
         self.moderation = moderation = Moderation(*base, computers=computers, lobbies=lobbies)
         self.chat = ChatRoom(*base, lobbies=lobbies)
         # What the store and delivery report back.
@@ -77,6 +83,7 @@ class Rooms:
 
 
 __all__ = [
+    "Again",
     "ChatRoom",
     "Computers",
     "Deadlines",

@@ -99,22 +99,12 @@ class ChatRoom(Room):
         name: str,
         show: bool,
     ) -> render.Rendered:
-        """The group's top players, the caller's own line, and who is not ranked yet."""
+        """The group's top players and the caller's own line (everyone ranked from their
+        first game)."""
         results, least = tx.results, stats_view.MIN_RANKED_GAMES
         rows = await results.leaderboard(
             chat_id=chat_id, limit=stats_view.TOP, min_games=least, include_computers=show
         )
-        unranked = await results.unranked(
-            chat_id=chat_id,
-            min_games=least,
-            limit=stats_view.TOP_UNRANKED,
-            include_computers=show,
-        )
-        waiting = len(unranked)
-        if waiting == stats_view.TOP_UNRANKED:  # perhaps more than are listed
-            waiting = await results.player_count(
-                chat_id=chat_id, ranked=False, min_games=least, include_computers=show
-            )
         me = None
         try:
             mine = await results.player_record(player_id=person.player_id, chat_id=chat_id)
@@ -134,8 +124,6 @@ class ChatRoom(Room):
             rows=rows,
             me=me,
             show_computers=show,
-            unranked=unranked,
-            unranked_total=waiting,
         )
 
     async def _standing(

@@ -27,6 +27,7 @@ from bot.delivery import Blocked, SendError
 from bot.handling import OUTAGES
 from bot.kit import MAX_TIMEOUTS, title
 from bot.log import Move, RemovedForTimeouts, TimedOut
+from bot.play.again import Again
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
@@ -46,6 +47,7 @@ MAX_GRACES: Final = 3  # graces a move gets at most (a bot that keeps failing mu
 class Deadlines(Room):
     computers: Computers
     lobbies: Lobbies
+    again: Again
     _changed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _sleeping_until: datetime | None = field(default=None, init=False)  # the next wake-up
     # chat id -> not before: a deadline or warning whose handling failed is retried later,
@@ -211,6 +213,9 @@ class Deadlines(Room):
 
     async def _expire_record(self, record: GameRecord) -> None:
         """`expire` of a record whose deadline has passed (the caller holds its lock)."""
+        if record.status == "lobby" and record.meta.again_of is not None:
+            await self.again.expired(record)  # Play again's minute: it starts, or waits on
+            return
         if record.status == "lobby":
             await self.store.close_game(record)
             await self.lobbies.closed(record, "expired")

@@ -1,23 +1,24 @@
 """The lobby: /newgame, Join (with the deep link for people who never started the bot),
-Leave, computers, Start, Cancel, Rules and How to play, Play again; and /practice, a game
+Leave, computers, Start, Cancel, Rules and How to play; and /practice, a game
 against computers in the private chat (for a newcomer, how to play comes first).
 
 Start works for the opener or a chat admin once two players are in; an opener who leaves
-hands the lobby to the first player seated. Play again opens a lobby with its tapper seated
-and the other players of that game invited by name: each sits once they tap Join. Lobby
+hands the lobby to the first player seated. Play again (`bot.play.again`) opens a lobby
+through `_open` and seats through `_join`; it hears of every seat (`joined`), lobby opened
+by /newgame (`opened`) and game begun (`began`). Lobby
 buttons count only on the lobby message itself (forged data from elsewhere is refused).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
 from bot import render
-from bot.callbacks import AgainData, LobbyData
+from bot.callbacks import LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
 from bot.kit import Person, title
 from bot.ops import games
@@ -30,15 +31,18 @@ from storage import GameMeta, GameRecord, Lobby, Seat
 
 logger = logging.getLogger(__name__)
 
-GONE_FOR_GOOD = ("kicked", "timed_out", "left")
-"""Players not invited by Play again (removed, or gone from the group): they may still tap
-Join like anyone else."""
-
 
 @dataclass(eq=False, repr=False)
 class Lobbies(Room):
     computers: Computers
     guide: Guide
+    joined: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
+    """Told of each seat taken with Join or its link (the caller holds the lobby's lock):
+    Play again."""
+    opened: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
+    """Told of each lobby /newgame opened: the result before it closes (Play again)."""
+    began: Callable[[GameRecord], Awaitable[None]] | None = field(default=None)
+    """Told of each game that began: the result it follows closes (Play again)."""
 
     # ---------------------------------------------------------------- opening
 
@@ -57,13 +61,22 @@ class Lobbies(Room):
                 text = render.Rendered(self.kit.t(record.language, key))
                 await self.out.send(chat_id, text, reply_to=anchor)
                 return
-            await self._open(chat_id, chat_title, person)
+            record = await self._open(chat_id, chat_title, person)
+            if self.opened is not None:
+                await self.opened(record)
 
     async def _open(
-        self, chat_id: int, chat_title: str, person: Person, asked: Mapping[str, str] | None = None
+        self,
+        chat_id: int,
+        chat_title: str,
+        person: Person,
+        asked: Mapping[str, str] | None = None,
+        *,
+        fill: Callable[[GameRecord], None] | None = None,
     ) -> GameRecord:
         """A new lobby, its opener seated (if the bot may write to them); `asked`: the
-        people invited by name (player id: name), not seated until they tap Join."""
+        people invited by name (player id: name), not seated until they tap Join; `fill`:
+        whatever else the new record holds, stored with it."""
         kit = self.kit
         player = await kit.note_player(person)
         async with kit.db.transaction() as tx:
@@ -96,6 +109,8 @@ class Lobbies(Room):
                 asked=dict(asked or {}),
             ),
         )
+        if fill is not None:
+            fill(record)
         record = await self.store.create(record)
         try:
             record.lobby.message_id = await self.out.send(chat_id, self._render(record))
@@ -136,6 +151,7 @@ class Lobbies(Room):
                 for pid, name in record.meta.asked.items()
                 if pid not in seated
             ],
+            again=record.meta.again_of is not None,
         )
 
     async def refresh(
@@ -257,6 +273,8 @@ class Lobbies(Room):
         await self.store.save(record)
         await self.out.answer(query, kit.t(lang, "lobby-joined"))
         await self.refresh(record)
+        if self.joined is not None:
+            await self.joined(record)
 
     async def _start(self, record: GameRecord, person: Person, query: Tap) -> None:
         kit = self.kit
@@ -301,6 +319,8 @@ class Lobbies(Room):
         self.screens.table(record)
         await self.screens.hands(record, force=True)
         await self.computers.drive(record)
+        if self.began is not None:
+            await self.began(record)
 
     async def closed(
         self, record: GameRecord, why: Literal["cancelled", "expired"], *, by: int | None = None
@@ -319,44 +339,7 @@ class Lobbies(Room):
             except (Blocked, SendError) as exc:
                 logger.info("could not tell user %s of the closed lobby: %s", seat.user_id, exc)
 
-    # ---------------------------------------------------------------- play again, practice
-
-    async def play_again(self, *, query: Tap, person: Person, data: AgainData) -> None:
-        kit = self.kit
-        async with self.store.for_game(data.game_id) as unit:
-            if unit is None:
-                await self.out.answer(query, kit.t(person.language, "error-game-gone"))
-                return
-            current = unit.record
-            if current is not None:
-                # A lobby opened since this result was posted is below it, in the chat.
-                key = "newgame-running" if current.status == "running" else "again-lobby-open"
-                await self.out.answer(query, kit.t(kit.personal_language(person, current), key))
-                return
-            old = await self.store.game(data.game_id)
-            lang = kit.personal_language(person, old)  # toasts: the tapper's language
-            if old.game is None or not any(s.user_id == person.user_id for s in old.lobby.seats):
-                await self.out.answer(query, kit.t(lang, "error-not-in-game"))
-                return
-            if old.meta.practice:  # practice again: same opponents, still unranked
-                await self.out.answer(query)
-                await self._practice(
-                    person, [s.level or "easy" for s in old.lobby.seats if s.is_computer]
-                )
-                return
-            # The tapper sits; the other people of that game are invited by name and sit
-            # once they tap Join (but not who was removed, or left the group). Computers
-            # are added again like in any lobby.
-            gone = {pid for pid, why in old.meta.left.items() if why in GONE_FOR_GOOD}
-            asked = {
-                s.player_id: s.name
-                for s in old.lobby.seats
-                if not s.is_computer and s.player_id not in gone
-            }
-            record = await self._open(unit.chat_id, old.meta.title, person, asked)
-            record.meta.previous_durak = old.game.durak
-            await self.store.save(record)
-            await self.out.answer(query, kit.t(lang, "lobby-again"))
+    # ---------------------------------------------------------------- practice
 
     async def practice_command(self, *, person: Person) -> None:
         """/practice in a private chat: choose opponents."""

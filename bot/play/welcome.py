@@ -120,3 +120,5 @@ class Welcome(Room):
             record.language, "group-joined", player=render.esc(render.short_name(person.name))
         )
         await self.out.send(record.chat_id, render.Rendered(joined))
+        if self.lobbies.joined is not None:  # a Play again lobby may start now
+            await self.lobbies.joined(record)

@@ -30,11 +30,13 @@ def lobby(
     levels: Sequence[str] = (),
     opener_seated: bool = True,
     invited: Sequence[str] = (),
+    again: bool = False,
 ) -> Rendered:
     """The lobby message: the rules in one line, players so far, Join/Leave/Start/Cancel,
     computers, and Rules / How to play (each posts its text as a new message).
 
     `invited`: people asked by name (Play again) who have no seat yet; Join seats them.
+    `again`: a lobby opened by Play again that starts by itself (`bot.play.again`).
 
     `closed` is a locale key ("lobby-expired", "lobby-cancelled", "lobby-started"):
     the lobby is over and shows no buttons.
@@ -57,7 +59,10 @@ def lobby(
         lines += ["", f"<i>{tr.t(lang, closed)}</i>"]
         return Rendered("\n".join(lines))
     if invited:
-        lines.append(tr.t(lang, "lobby-invited", names=", ".join(esc(n) for n in invited)))
+        key = "lobby-invited-again" if again else "lobby-invited"
+        lines.append(tr.t(lang, key, names=", ".join(esc(n) for n in invited)))
+        if again:
+            lines.append(tr.t(lang, "lobby-again-starts"))
     if not opener_seated:  # the opener never started the bot: Join gives them the link
         lines.append(tr.t(lang, "lobby-opener-join", name=esc(opener)))
     if len(seats) > rules.max_players:  # the rules changed since (a smaller deck)

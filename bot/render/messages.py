@@ -10,6 +10,7 @@ from bot.keyboard import Button, Keyboard
 from bot.render.common import Rendered, esc, name_of, short_name
 from engine import Card, Outcome, Rules, Suit
 from engine.rules import MAX_BOUT_CARDS
+from storage import FinishedGame
 
 
 def result(
@@ -20,8 +21,12 @@ def result(
     game_id: int,
     names: Mapping[str, str],
     reason: str | None = None,
+    evening: Sequence[FinishedGame] = (),
+    closed: bool = False,
 ) -> Rendered:
-    """The result message, with a Play again button."""
+    """The result message, with its Play again button ("Ready for another"; none once
+    `closed`: a newer game has begun). `evening`: the games of the evening it ends (see
+    `ResultRepository.evening`), newest first; their tally is shown from the second on."""
     lines = [f"<b>{tr.t(lang, 'result-title')}</b>"]
     if outcome.durak is None:
         lines.append(tr.t(lang, "result-draw"))
@@ -37,8 +42,34 @@ def result(
     if order:
         lines += ["", tr.t(lang, "result-order"), *order]
     lines.append(tr.t(lang, "result-bouts", count=outcome.bouts))
+    if len(evening) > 1:
+        lines += ["", evening_tally(tr, lang, evening, names)]
+    if closed:
+        return Rendered("\n".join(lines))
     keyboard = Keyboard([[Button(tr.t(lang, "button-again"), callback_data=encode_again(game_id))]])
     return Rendered("\n".join(lines), keyboard)
+
+
+def evening_tally(
+    tr: Translator, lang: str, evening: Sequence[FinishedGame], names: Mapping[str, str]
+) -> str:
+    """ "Tonight, 3 games together — times the durak: Carol 2, Bob 1, Alice 0": every player
+    of the evening, the most often durak first (then by name), and the draws if any."""
+    counts = {p.player_id: 0 for p in evening[0].participants}
+    draws = 0
+    for game in evening:
+        if game.durak is None:
+            draws += 1
+        elif game.durak in counts:
+            counts[game.durak] += 1
+    order = sorted(counts, key=lambda pid: (-counts[pid], name_of(names, pid)))
+    entries = [
+        tr.t(lang, "result-evening-durak", player=name_of(names, pid), count=counts[pid])
+        for pid in order
+    ]
+    if draws:
+        entries.append(tr.t(lang, "result-evening-draws", count=draws))
+    return tr.t(lang, "result-evening", games=len(evening), tally=", ".join(entries))
 
 
 # ---------------------------------------------------------------- small messages

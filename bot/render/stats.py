@@ -2,7 +2,9 @@
 
 Every number says what it counts: "4 games, durak twice (50%)", a run in words ("3 games
 in a row without being the durak"), and a rating with its place among the ranked players
-and a footnote on its scale (openskill's μ − 3σ: 0 for a newcomer, higher is better).
+and a footnote on its scale (μ − 3σ: 0 for a newcomer, higher is better). Every player is
+ranked from their first game; a rating from fewer than `SETTLED_GAMES` games is marked
+provisional. No library or model is named in a player's text.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from bot.i18n import Translator
 from bot.render.common import Rendered, computer_name, esc
 from storage import LeaderboardRow, PlayerRecord
 
-MIN_RANKED_GAMES: Final = 3
+MIN_RANKED_GAMES: Final = 1  # places and ratings are shown from the first game
+SETTLED_GAMES: Final = 3  # a rating from fewer games is shown as provisional
 TOP: Final = 10
-TOP_UNRANKED: Final = 5  # the not-yet-ranked players listed below the leaderboard
 
 
 # Numbers as each language writes them: a decimal comma and a space before % in de and ru.
@@ -34,6 +36,13 @@ def _rating(value: float | None, lang: str) -> str:
 def _percent(value: float, lang: str) -> str:
     number = f"{value * 100:.0f}"
     return f"{number}\u00a0%" if lang in _DECIMAL_COMMA else f"{number}%"
+
+
+def _shown_rating(tr: Translator, lang: str, value: float | None, games: int) -> str:
+    """The rating, marked provisional before `SETTLED_GAMES` games."""
+    if games < SETTLED_GAMES and value is not None:
+        return tr.t(lang, "stats-provisional", rating=_rating(value, lang))
+    return _rating(value, lang)
 
 
 def _tally(tr: Translator, lang: str, games: int, durak: int, rate: float) -> str:
@@ -62,16 +71,7 @@ def _line(tr: Translator, lang: str, rank: int, row: LeaderboardRow) -> str:
         "stats-line",
         rank=str(rank),
         name=_name(tr, lang, row),
-        rating=_rating(row.rating, lang),
-        tally=_tally(tr, lang, row.games, row.durak_count, row.durak_rate),
-    )
-
-
-def _unranked_line(tr: Translator, lang: str, row: LeaderboardRow) -> str:
-    return tr.t(
-        lang,
-        "stats-line-unranked",
-        name=_name(tr, lang, row),
+        rating=_shown_rating(tr, lang, row.rating, row.games),
         tally=_tally(tr, lang, row.games, row.durak_count, row.durak_rate),
     )
 
@@ -84,37 +84,27 @@ def leaderboard(
     rows: Sequence[LeaderboardRow],
     me: tuple[int | None, LeaderboardRow] | None,
     show_computers: bool,
-    unranked: Sequence[LeaderboardRow] = (),
-    unranked_total: int = 0,
 ) -> Rendered:
-    """The chat's top players by rating (then the caller's own line if ranked below them),
-    then the players not ranked yet under a heading of their own (``unranked``: the first
-    of ``unranked_total``; the caller's line is added if it is not among them)."""
+    """The chat's top players by rating, then the caller's own line if ranked below them.
+    Everyone is ranked from their first game; a rating from fewer than `SETTLED_GAMES`
+    games is marked provisional (and a note says what that means)."""
     lines = [f"<b>{tr.t(lang, 'stats-title', chat=esc(title))}</b>", ""]
     lines += [_line(tr, lang, n, row) for n, row in enumerate(rows, start=1)]
-    waiting = list(unranked)
     if me is not None:
         my_rank, mine = me
         if my_rank is not None and all(r.player_id != mine.player_id for r in rows):
             if my_rank > len(rows) + 1:  # "…" stands for the ranks between the top and mine
                 lines.append("…")
             lines.append(_line(tr, lang, my_rank, mine))
-        elif mine.games < MIN_RANKED_GAMES and all(r.player_id != mine.player_id for r in waiting):
-            waiting.append(mine)
-            unranked_total = max(unranked_total, len(waiting))
     ranked_shown = len(lines) > 2
-    if waiting:
-        heading = tr.t(lang, "stats-unranked-title", min=MIN_RANKED_GAMES)
-        lines += [""] if ranked_shown else []
-        lines += [f"<b>{heading}</b>", *(_unranked_line(tr, lang, r) for r in waiting)]
-        if unranked_total > len(waiting):
-            lines.append(tr.t(lang, "stats-unranked-more", count=unranked_total - len(waiting)))
-    elif not ranked_shown:
-        lines.append(tr.t(lang, "stats-empty", min=MIN_RANKED_GAMES))
+    if not ranked_shown:
+        lines.append(tr.t(lang, "stats-empty"))
     notes = []
+    shown = [*rows, *([me[1]] if me is not None else [])]
     if ranked_shown:
         notes.append(tr.t(lang, "stats-footer"))
-    shown = [*rows, *waiting, *([me[1]] if me is not None else [])]
+        if any(row.games < SETTLED_GAMES for row in shown):
+            notes.append(tr.t(lang, "stats-provisional-note", min=SETTLED_GAMES))
     if show_computers and any(row.is_computer for row in shown):  # the 🤖 needs explaining
         notes.append(tr.t(lang, "stats-computer-mark"))
     if notes:
@@ -149,14 +139,7 @@ class Standing:
 
 def _rating_line(tr: Translator, lang: str, standing: Standing) -> str:
     record = standing.record
-    if record.games < MIN_RANKED_GAMES:  # a rating this early says nothing yet
-        return tr.t(
-            lang,
-            "stats-rating-pending",
-            min=MIN_RANKED_GAMES,
-            left=MIN_RANKED_GAMES - record.games,
-        )
-    rating = _rating(record.rating, lang)
+    rating = _shown_rating(tr, lang, record.rating, record.games)
     if standing.rank is None:
         return tr.t(lang, "stats-rating", rating=rating)
     return tr.t(
@@ -199,5 +182,5 @@ def player_card(
     only_one = len(chats) == 1 and chats[0].record.games == overall.record.games
     for standing in chats if only_one else [overall, *chats]:
         lines += ["", *_block(tr, lang, standing)]
-    lines += ["", f"<i>{tr.t(lang, 'stats-rating-note')}</i>"]
+    lines += ["", f"<i>{tr.t(lang, 'stats-rating-note', min=SETTLED_GAMES)}</i>"]
     return Rendered("\n".join(lines))

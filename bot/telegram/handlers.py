@@ -330,7 +330,7 @@ async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> Non
     elif isinstance(data, LobbyData):
         await rooms.lobbies.tap(query=tap, person=person, data=data)
     elif isinstance(data, AgainData):
-        await rooms.lobbies.play_again(query=tap, person=person, data=data)
+        await rooms.again.ready(query=tap, person=person, data=data)
     elif isinstance(data, SettingsData):
         await rooms.chat.settings_tap(
             query=tap, person=person, option=data.option, value=data.value

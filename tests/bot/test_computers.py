@@ -169,7 +169,7 @@ async def test_play_again_after_practice_is_practice_again(harness: BotHarness) 
         await h.rooms.moderation.remove_player(chat_id=solo.id, player_id="9", why="resigned")
     await h.settle()
     result = h.fake.last_message(solo.id)
-    await h.send(solo.tap(result, "Play again"))
+    await h.send(solo.tap(result, "Ready for another"))
     again = h.rooms.store.live(solo.id)
     assert again.id != record.id and again.meta.practice is True
     assert [s.level for s in again.lobby.seats if s.is_computer] == ["easy"]

@@ -74,7 +74,7 @@ async def test_full_game_with_random_taps_ends_with_a_stored_result(
     await play_to_the_end(h, group, random.Random(n))
     result_message = h.fake.last_message(group.id)
     assert "Game over" in result_message.text
-    assert "Play again" in result_message.button_texts
+    assert "Ready for another" in result_message.button_texts
     result = await stored_result(h, group)
     assert [p.name for p in result.participants] == [p.first_name for p in players]
     assert result.draw or result.durak in {str(p.id) for p in players}
@@ -626,54 +626,6 @@ async def test_hand_command_from_someone_not_playing_answers_in_the_group(
     assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "error-not-in-game")
 
 
-async def test_play_again_seats_the_tapper_and_invites_the_others(harness: BotHarness) -> None:
-    """Nobody is seated without asking: Play again seats who tapped it and names the other
-    players as invited; Start waits until enough of them tap Join."""
-    h = harness
-    alice, bob, carol = make_players(h, 3)
-    group = h.fake.group(-2014, "Club", admins={alice})
-    await h.open_game(group, [alice, bob, carol])
-    await h.send(bob.send(group, "/leave"))
-    confirm = h.fake.last_message(group.id)
-    await h.send(bob.tap(confirm, confirm.buttons[0][0].text))
-    result = h.fake.last_message(group.id)
-    tap = alice.tap(result, "Play again")
-    await h.send(tap)
-    toast = h.fake.answer_for(tap)
-    assert toast is not None and toast.text == h.rooms.kit.t("en", "lobby-again")
-    lobby = h.lobby_message(group)
-    assert lobby.message_id > result.message_id
-    assert "Players (1/6): Alice" in lobby.text
-    assert "Invited: Bob, Carol — tap “Join” to play." in lobby.text
-    assert "At least 2 players are needed to start." in lobby.text
-    start = alice.tap(lobby, "Start")  # the opener alone: refused
-    await h.send(start)
-    toast = h.fake.answer_for(start)
-    assert toast is not None and toast.text == h.rooms.kit.t("en", "lobby-need-players", min=2)
-    assert running_game(h, group) is None
-    # A second Play again is pointed to the new lobby, which is below the result.
-    again = bob.tap(result, "Play again")
-    await h.send(again)
-    toast = h.fake.answer_for(again)
-    assert (
-        toast is not None
-        and toast.text == "A new game is already being set up below: join it there."
-    )
-    await h.send(bob.tap(lobby, "Join"))  # an invited player who joins is seated
-    lobby = h.lobby_message(group)
-    assert "Players (2/6): Alice, Bob" in lobby.text
-    assert "Invited: Carol — tap “Join” to play." in lobby.text
-    await h.send(alice.tap(lobby, "Start"))
-    game = running_game(h, group)
-    assert game is not None and sorted(game.players) == ["1", "2"]  # Carol did not join
-    assert "Invited" not in h.fake.message(group.id, lobby.message_id).text
-    # Play again on the old result while the new game runs: pointed to the running game.
-    again = bob.tap(result, "Play again")
-    await h.send(again)
-    toast = h.fake.answer_for(again)
-    assert toast is not None and toast.text == h.rooms.kit.t("en", "newgame-running")
-
-
 async def test_group_migration_keeps_the_game(harness: BotHarness) -> None:
     h = harness
     alice, bob = make_players(h, 2)
@@ -1058,7 +1010,7 @@ async def test_a_result_the_bot_never_posted_is_posted_by_the_next_start(
     await h.restart()
     await h.settle()
     results = [m for m in h.fake.messages(group.id) if "Game over" in m.text]
-    assert len(results) == 1 and "Play again" in results[0].button_texts
+    assert len(results) == 1 and "Ready for another" in results[0].button_texts
     await h.restart()  # stored as posted: not again
     await h.settle()
     assert len([m for m in h.fake.messages(group.id) if "Game over" in m.text]) == 1

@@ -334,22 +334,28 @@ def test_leaderboard_marks_a_gap_only_where_ranks_are_left_out() -> None:
     assert "…" not in next_one and next_one[5].startswith("4. P9: ")
 
 
-def test_leaderboard_counts_the_unranked_it_leaves_out_and_keeps_the_callers_line() -> None:
-    waiting = [_player(n, 2) for n in range(1, 6)]
-    me = _player(9, 1, durak=1)
+def test_leaderboard_ranks_from_the_first_game_and_marks_provisional_ratings() -> None:
+    """A player with one game has a place and a rating, marked provisional (and a note
+    says what that means); no library or model is named."""
+    rows = [_player(1, 5, rating=4.0), _player(2, 1, durak=1, rating=-1.5)]
     lines = stats_view.leaderboard(
-        TR,
-        "en",
-        title="Club",
-        rows=[],
-        me=(None, me),
-        show_computers=False,
-        unranked=waiting,
-        unranked_total=8,
+        TR, "en", title="Club", rows=rows, me=None, show_computers=False
     ).text.splitlines()
-    assert lines[2] == "<b>Not ranked yet (from 3 games on)</b>"
-    assert lines[3:8] == [f"P{n}: 2 games, never the durak" for n in range(1, 6)]
-    assert lines[8:] == ["P9: 1 game, durak once (100%)", "…and 2 more"]
+    assert lines[2] == "1. P1: 4.0 · 5 games, never the durak"
+    assert lines[3] == "2. P2: -1.5 (provisional) · 1 game, durak once (100%)"
+    assert "<i>“Provisional”: fewer than 3 games so far" in lines[-1]
+    for lang in ("en", "de", "ru"):
+        text = stats_view.leaderboard(
+            TR, lang, title="Club", rows=rows, me=None, show_computers=False
+        ).text
+        assert "openskill" not in text.lower()
+
+
+def test_an_empty_leaderboard_says_no_game_has_ended() -> None:
+    lines = stats_view.leaderboard(
+        TR, "en", title="Club", rows=[], me=None, show_computers=False
+    ).text.splitlines()
+    assert lines[2:] == ["No finished games in this group yet."]
 
 
 @pytest.mark.parametrize(
@@ -375,13 +381,11 @@ def test_a_tally_counts_games_and_times_durak_in_each_language(
         TR,
         lang,
         title="Club",
-        rows=[],
+        rows=[_player(1, games, durak)],
         me=None,
         show_computers=False,
-        unranked=[_player(1, games, durak)],
-        unranked_total=1,
     ).text
-    assert f"P1: {expected}" in text.splitlines()
+    assert any(line.endswith(f" · {expected}") for line in text.splitlines())
 
 
 @pytest.mark.parametrize(

@@ -45,23 +45,28 @@ async def test_leaderboard_after_scripted_games(harness: BotHarness) -> None:
     group = h.fake.group(-4001, "Club", admins={alice})
     for p in (alice, bob, carol, dave):
         await h.send(p.start_private())
-    # Bob loses three times, Carol once; Dave plays one game only (not ranked: < 3 games).
+    # Bob loses three times, Carol once; Dave plays one game only (ranked all the same).
     for loser in (bob, bob, carol, bob):
         await resign_game(h, group, [alice, bob, carol], loser)
     await resign_game(h, group, [alice, dave], dave)
     await h.send(dave.send(group, "/stats"))
     lines = h.fake.last_message(group.id).text.splitlines()
-    ranked = [line for line in lines if line[:2] in ("1.", "2.", "3.")]
-    assert [line.split(":")[0] for line in ranked] == ["1. Alice", "2. Carol", "3. Bob"]
+    ranked = [line for line in lines if line[:2] in ("1.", "2.", "3.", "4.")]
+    names = [line.split(":")[0].split(". ")[1] for line in ranked]
+    assert names[:2] == ["Alice", "Carol"] and sorted(names[2:]) == ["Bob", "Dave"]
     # Each count says what it counts; no bare "streak +5".
     assert ranked[0].endswith(" · 5 games, never the durak")
     assert ranked[1].endswith(" · 4 games, durak once (25%)")
-    assert ranked[2].endswith(" · 4 games, durak 3 times (75%)")
-    # Dave, not ranked before his third game: under a heading that says so, without a number.
-    heading = lines.index("Not ranked yet (from 3 games on)")
-    assert lines[heading + 1] == "Dave: 1 game, durak once (100%)"
-    assert "…" not in lines  # nobody was left out between the top three and Dave
-    assert "0 for a new player, higher is better" in lines[-1]  # what the number means
+    bob_line = ranked[names.index("Bob")]
+    assert bob_line.endswith(" · 4 games, durak 3 times (75%)")
+    assert "provisional" not in bob_line
+    # Dave, after one game: a place and a rating, marked provisional.
+    dave_line = ranked[names.index("Dave")]
+    assert dave_line.endswith(" (provisional) · 1 game, durak once (100%)")
+    assert "0 for a new player, higher is better" in lines[-2]  # what the number means
+    assert "“Provisional”: fewer than 3 games so far" in lines[-1]
+    text = "\n".join(lines)
+    assert "openskill" not in text.lower()
     assert not any("streak" in line or "won" in line for line in lines)
 
 
@@ -75,21 +80,17 @@ async def one_game_bob_lost(h: BotHarness, chat_id: int) -> tuple[FakeUser, Fake
     return bob, group
 
 
-async def test_a_leaderboard_with_nobody_ranked_lists_who_has_played(
-    harness: BotHarness,
-) -> None:
-    """Before anyone has three games the leaderboard shows everyone who played, not only
-    the caller's own line, and no rating footnote (no rating is shown)."""
+async def test_the_leaderboard_ranks_from_the_first_game(harness: BotHarness) -> None:
+    """After one game, everyone who played has a place, their games and times durak, and
+    a rating marked provisional."""
     h = harness
     bob, group = await one_game_bob_lost(h, -4009)
     await h.send(bob.send(group, "/stats"))
     lines = h.fake.last_message(group.id).text.splitlines()
-    assert lines[1:] == [
-        "",
-        "Not ranked yet (from 3 games on)",
-        "Alice: 1 game, never the durak",
-        "Bob: 1 game, durak once (100%)",
-    ]
+    assert lines[2].startswith("1. Alice: ")
+    assert lines[2].endswith(" (provisional) · 1 game, never the durak")
+    assert lines[3].startswith("2. Bob: ")
+    assert lines[3].endswith(" (provisional) · 1 game, durak once (100%)")
 
 
 async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
@@ -100,8 +101,11 @@ async def test_stats_in_private_and_as_a_reply(harness: BotHarness) -> None:
     card = h.fake.last_message(bob.id).text.splitlines()
     assert card[:3] == ["Record of Bob", "", "Club"]
     assert card[3] == "1 game, durak once (100%)"
-    # One game is too few for a rating (a negative μ − 3σ would only puzzle): how far to go.
-    assert card[4] == "Rating from 3 games on: 2 more to play"
+    # From the first game: a rating, marked provisional, and a place.
+    assert card[4].startswith("Rating ") and card[4].endswith(
+        " (provisional) · place 2 of 2 in this group"
+    )
+    assert "provisional before 3 games" in card[-1]
     said = alice.send(group, "good game")
     await h.send(said)
     await h.send(bob.send(group, "/stats", reply_to=said["message"]["message_id"]))
@@ -126,33 +130,6 @@ async def test_private_stats_with_one_group_is_one_block(harness: BotHarness) ->
     assert blocks[:3] == ["All groups", "Pub", "Club"]  # the latest group first
     overall = lines.index("All groups")
     assert lines[overall + 1] == "2 games, durak once (50%)"
-
-
-async def test_leaderboard_lists_the_unranked_players_marked_as_such(
-    harness: BotHarness,
-) -> None:
-    """A ranked caller sees the players who have not played three games yet too, below the
-    ranked ones, under "Not ranked yet", with no rank and no rating: closest first."""
-    h = harness
-    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
-    dave = h.user(4, "Dave")
-    group = h.fake.group(-4015, "Club", admins={alice})
-    for p in (alice, bob, carol, dave):
-        await h.send(p.start_private())
-    for loser in (bob, alice, bob):
-        await resign_game(h, group, [alice, bob], loser)
-    await resign_game(h, group, [alice, carol], carol)
-    await resign_game(h, group, [alice, dave], alice)
-    await resign_game(h, group, [alice, dave], alice)
-    await h.send(alice.send(group, "/stats"))
-    lines = h.fake.last_message(group.id).text.splitlines()
-    assert [line.split(":")[0] for line in lines[2:4]] == ["1. Alice", "2. Bob"]
-    heading = lines.index("Not ranked yet (from 3 games on)")
-    assert lines[heading - 1] == "" and heading == 5
-    assert lines[heading + 1 : heading + 3] == [
-        "Dave: 2 games, never the durak",
-        "Carol: 1 game, durak once (100%)",
-    ]
 
 
 async def test_the_current_run_is_worded(harness: BotHarness) -> None:
@@ -454,9 +431,9 @@ async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> 
     await h.open_game(group, [alice, bob, carol])
     await h.send(bob.leave(group))
     assert running(h, group) is None
-    await h.send(carol.tap(h.fake.last_message(group.id), "Play again"))
+    await h.send(carol.tap(h.fake.last_message(group.id), "Ready for another"))
     lobby = h.lobby_message(group).text
-    assert "Players (1/6): Carol" in lobby and "Invited: Alice — tap" in lobby
+    assert "Players (1/6): Carol" in lobby and "Waiting for: Alice — tap" in lobby
     assert "Bob" not in lobby
 
 

@@ -125,6 +125,7 @@ records = st.builds(
         asked=st.dictionaries(st.text(max_size=5), texts, max_size=3),
         practice=st.booleans(),
         previous_durak=st.none() | st.text(max_size=5),
+        again_of=st.none() | ids,
         warned=st.booleans(),
         grace_move=st.none() | st.integers(0, 500),
         extra=st.dictionaries(
