@@ -44,7 +44,6 @@ lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
 lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
-again-already = Du bist schon dabei; das Spiel beginnt, sobald die anderen dabei sind, oder wenn die Minute um ist.
 again-started = Das nächste Spiel hat schon begonnen.
 again-stale = Dieser Knopf gehört zu einem älteren Spiel und öffnet nichts mehr. Sende /newgame für ein neues Spiel.
 again-not-player = Hier melden sich nur die Spieler dieses Spiels. Wer mitspielen will, tippt in der Lobby auf „Mitspielen“, sobald sie offen ist, oder sendet /newgame.

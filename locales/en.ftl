@@ -44,7 +44,6 @@ lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
 lobby-again = You are in. The next game starts when all of you are, or a minute after the first tap with two or more players.
-again-already = You are in already; the game starts when the others are, or at the end of the minute.
 again-started = The next game has started already.
 again-stale = This button belongs to an older game; it opens nothing. Send /newgame for a new game.
 again-not-player = Only the players of this game get ready here. To play, tap “Join” in the lobby once it opens, or send /newgame.
