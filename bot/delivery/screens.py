@@ -220,6 +220,7 @@ class Screens:
             computers=computers(record),
             log=record.meta.log,
             seconds_left=kit.seconds_left(record) if record.status == "running" else None,
+            window=kit.in_window(record),
             # The way to the hand; not in a practice game, whose table is in that same chat.
             bot_username=kit.bot_username
             if record.status == "running" and not record.meta.practice
@@ -318,6 +319,7 @@ class Screens:
                 chat_title=record.meta.title,
                 practice=record.meta.practice,
                 seconds_left=kit.seconds_left(record),
+                window=kit.in_window(record),
                 choice=choice,
                 transfer_to=transfer_to,
                 timeouts=record.timeouts.get(pid, 0),
