@@ -230,7 +230,8 @@ class Deadlines(Room):
             # had to throw in, so nobody gets a strike (the timeouts in a row stay as
             # they were).
             for pid in [p for p in game.players if p in game.to_act]:
-                moves.append((pid, game.apply(pid, Pass())))
+                if game.closing and pid in game.to_act:  # (the last Done ends the bout)
+                    moves.append((pid, game.apply(pid, Pass())))
             await self.store.commit(record, moves)
             await self.computers.after_move(record)
             return
