@@ -303,7 +303,8 @@ class Screens:
             if pid in blocked and not force:
                 continue
             key = (record.id, pid)
-            deciding = must_decide(game, pid)
+            # In a throw-in window nobody must decide: it ends by itself (no alert).
+            deciding = must_decide(game, pid) and not kit.in_window(record)
             alert = choice is None and self._turn_alert(record, pid, deciding)
             self._deciding[key] = deciding
             state = self.hand_state(record, pid)

@@ -164,3 +164,17 @@ async def test_the_window_is_a_house_rule_in_settings(harness: BotHarness) -> No
             seen.append((await tx.chats.get(chat_id=group.id)).throw_in_window)
     assert seen == [10, 0, 3, 5]
     assert "Throw-in time: 5 s" in menu.button_texts
+
+
+async def test_r13_a_window_after_a_take_calls_nobody(harness: BotHarness) -> None:
+    """A throw-in window ends by itself: a player who has not tapped for a while is not
+    called with a new, notifying hand (an edit shows the window)."""
+    h = harness
+    _, _, bob, carol = await three(h, -31007)
+    heard = len(h.fake.notifications(carol.id))
+    old = h.hand_message(carol)
+    h.clock.advance(11)  # past TURN_ALERT_AFTER
+    await h.send(bob.tap(h.hand_message(bob), "Take"))
+    assert len(h.fake.notifications(carol.id)) == heard
+    assert h.hand_message(carol).message_id == old.message_id
+    assert "Bob takes it all in 5 s" in h.hand_message(carol).text
