@@ -6,7 +6,7 @@ R9, R12 and R13 of docs/rules.md ("legt niemand mehr zu")."""
 
 from __future__ import annotations
 
-from engine import Card, Game
+from engine import Attack, Card, Game
 from storage import ChatSettings
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeUser
@@ -178,3 +178,27 @@ async def test_r13_a_window_after_a_take_calls_nobody(harness: BotHarness) -> No
     assert len(h.fake.notifications(carol.id)) == heard
     assert h.hand_message(carol).message_id == old.message_id
     assert "Bob takes it all in 5 s" in h.hand_message(carol).text
+
+
+async def test_r9_a_computer_decides_within_the_window(harness: BotHarness) -> None:
+    """A computer that could throw in throws in or is done at once (COMPUTER_DELAY 0 here;
+    otherwise within a share of the window): the window waits for the people alone."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-31008, "Club", admins={alice})
+    for user in (alice, bob):
+        await h.send(user.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    await h.send(bob.tap(lobby, "Join"))
+    await h.send(alice.tap(lobby, "Add computer"))
+    await h.send(alice.tap(lobby, "easy"))
+    await h.send(alice.tap(lobby, "Start"))
+    hands = {"1": HANDS["1"], "2": HANDS["2"], "cpu-easy-1": HANDS["3"]}
+    await h.set_position(group, Game.from_position(hands, trump="A♦", stock=STOCK, attacker="1"))
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    await h.send(bob.tap(h.hand_message(bob), "7♠"))
+    game = game_of(h, group)
+    assert "cpu-easy-1" not in game.to_act  # decided at once: it threw in the 6♣
+    assert game.history[-1] == ("cpu-easy-1", Attack(Card.parse("6♣")))
+    assert game.to_act == frozenset({"2"}) and not game.closing  # Bob must cover it
