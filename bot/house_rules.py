@@ -17,6 +17,7 @@ from engine import PRESETS, Rules
 from storage import ChatSettings
 
 TIMEOUTS: Final = (0, 30, 60, 90, 180)  # seconds; 0 = no time limit
+WINDOWS: Final = (0, 3, 5, 10)  # seconds of the throw-in window; 0 = wait for Done
 LANGUAGES: Final = ("en", "de", "ru")
 PRESET_ORDER: Final = tuple(PRESETS)
 DECKS: Final = (24, 32, 36, 52)
@@ -32,6 +33,7 @@ OPTIONS: Final = {
     "i": "throw-in",
     "f": "first-bout",
     "o": "timeout",
+    "w": "window",  # the throw-in window
     "l": "language",  # a choice: a button per language (`choose_language`)
     "c": "computers",
     "n": "alerts",
@@ -76,6 +78,8 @@ def step(settings: ChatSettings, key: str, *, default_timeout: int) -> ChatSetti
     if key == "o":
         value = _next(TIMEOUTS, effective_timeout(settings, default_timeout))
         return replace(settings, turn_timeout=value)
+    if key == "w":
+        return replace(settings, throw_in_window=_next(WINDOWS, settings.throw_in_window))
     if key == "c":
         return replace(settings, show_computers=not settings.show_computers)
     if key == "n":

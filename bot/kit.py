@@ -16,7 +16,7 @@ from bot import render
 from bot.config import Settings
 from bot.delivery import Outbox
 from bot.i18n import Translator
-from storage import Database, GameRecord, NotFound, Player, Seat
+from storage import THROW_IN_WINDOW, Database, GameRecord, NotFound, Player, Seat
 
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
 
@@ -116,6 +116,27 @@ class Kit:
         """Seconds per move in this game (0: no limit)."""
         value = record.meta.turn_timeout
         return self.settings.turn_timeout if value is None else value
+
+    def throw_in_window(self, record: GameRecord) -> int:
+        """Seconds of this game's throw-in window (0: none, the bout waits for Done)."""
+        value = record.meta.throw_in_window
+        return THROW_IN_WINDOW if value is None else value
+
+    def in_window(self, record: GameRecord) -> bool:
+        """Whether the game is in a throw-in window: all is covered (or taken), only
+        throw-ins are waited for (`Game.closing`), and the game has a window. Its deadline
+        is then the window's end, which ends the bout, not a turn's (no strike)."""
+        game = record.game
+        return (
+            record.status == "running"
+            and game is not None
+            and game.closing
+            and self.throw_in_window(record) > 0
+        )
+
+    def wait_length(self, record: GameRecord) -> int:
+        """Seconds the current wait takes from its start: the throw-in window, or a turn."""
+        return self.throw_in_window(record) if self.in_window(record) else self.turn_timeout(record)
 
     def seconds_left(self, record: GameRecord) -> int | None:
         if record.deadline is None:

@@ -44,6 +44,7 @@ from bot.handling import OUTAGES
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
 from bot.ops import games, logs
+from engine import Passed
 from storage import (
     ChatLocks,
     Conflict,
@@ -335,6 +336,7 @@ class GameStore:
         end the game), and store it, with the finished game's record if it ended."""
         game = record.game
         assert game is not None
+        moves = list(moves)
         log = record.meta.log
         for _, events in moves:
             log.extend(entries_for(events))
@@ -344,16 +346,16 @@ class GameStore:
             record.status = "finished"
             record.deadline = None
             result = finished_game(record, self.kit)
-        else:
-            self.set_deadline(record)
+        elif not (self.kit.in_window(record) and _only_passes(moves)):
+            self.set_deadline(record)  # (a Done within a throw-in window keeps its end)
         await self.save(record, result)
         if result is not None:
             games.ended(record)
 
     def set_deadline(self, record: GameRecord) -> None:
         """The current turn's deadline, from now (none outside a running game, or without
-        a time limit)."""
-        timeout = self.kit.turn_timeout(record)
+        a time limit); in a throw-in window, the window's end."""
+        timeout = self.kit.wait_length(record)
         running = record.status == "running" and record.game is not None
         record.deadline = (
             self.kit.clock() + timedelta(seconds=timeout) if running and timeout else None
@@ -466,3 +468,8 @@ def finished_game(record: GameRecord, kit: Kit) -> FinishedGame:
         participants=participants,
         practice=record.meta.practice,
     )
+
+
+def _only_passes(moves: Iterable[Move]) -> bool:
+    """Whether the moves were only Done taps (`Passed`): no card, no take."""
+    return all(isinstance(event, Passed) for _, events in moves for event in events)

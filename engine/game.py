@@ -536,6 +536,19 @@ class Game:
         return tuple(self._out)
 
     @property
+    def closing(self) -> bool:
+        """Whether the bout waits only for throw-ins: every attack card is covered or the
+        defender takes, and some attacker of R9 who has not passed could still add a card
+        (R9, R12, R13). Then `to_act` holds exactly those attackers, and the bout ends as
+        soon as each of them has passed."""
+        return (
+            self._outcome is None
+            and bool(self._attacks)
+            and (self._took or not self._unbeaten)
+            and bool(self.to_act)
+        )
+
+    @property
     def to_act(self) -> frozenset[str]:
         """The players the game waits for (see "How the engine reads these rules")."""
         cached = self._to_act

@@ -48,6 +48,16 @@ class GameView:
     def open_attacks(self) -> tuple[Card, ...]:
         return tuple(a for a, d in self.table if d is None)
 
+    @property
+    def closing(self) -> bool:
+        """As `Game.closing`: the bout waits only for throw-ins (R9, R12, R13)."""
+        return (
+            not self.is_over
+            and bool(self.table)
+            and (self.defender_took or not self.open_attacks)
+            and bool(self.to_act)
+        )
+
     def __reduce__(self) -> tuple[object, ...]:
         # As the fields, in order: the compiled engine's frozen classes take no state later.
         return (GameView, tuple(getattr(self, f.name) for f in fields(self)))

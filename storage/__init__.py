@@ -32,6 +32,7 @@ from storage.lease import Lease, SoleLease, worker_name
 from storage.meta import DEPARTURES, META_VERSION, Departure, GameMeta, LogEntry, LogKind
 from storage.records import (
     ACTIVE_STATUSES,
+    THROW_IN_WINDOW,
     ChatSettings,
     FinishedGame,
     GameRecord,
@@ -66,6 +67,7 @@ __all__ = [
     "META_VERSION",
     "OVERALL_SCOPE",
     "QUICK_CHECK_SECONDS",
+    "THROW_IN_WINDOW",
     "ChatLocks",
     "ChatRepository",
     "ChatSettings",

@@ -93,6 +93,8 @@ class GameMeta:
     ``title``: the group's title when the lobby opened (practice: the practice title).
     ``opener``: the name of who has the lobby's say (Start, Cancel, computers).
     ``turn_timeout``: seconds per move for this game (0: none); None: the bot's default.
+    ``throw_in_window``: seconds the players who could still throw in get once all is
+    covered or taken (0: none, they are waited for); None: the default, 5.
     ``langs``: each player's language, for their hand. ``log``: the table's recent events.
     ``left``: how players left before the end (R18). ``blocked``: players who blocked the bot
     (their hand is not sent). ``quiet``: players who switched turn alerts off (a
@@ -112,6 +114,7 @@ class GameMeta:
     title: str = ""
     opener: str = ""
     turn_timeout: int | None = None
+    throw_in_window: int | None = None
     langs: dict[str, str] = field(default_factory=dict)
     log: list[LogEntry] = field(default_factory=list)
     left: dict[str, Departure] = field(default_factory=dict)
@@ -137,6 +140,8 @@ class GameMeta:
             out["opener"] = self.opener
         if self.turn_timeout is not None:
             out["turn_timeout"] = self.turn_timeout
+        if self.throw_in_window is not None:
+            out["throw_in_window"] = self.throw_in_window
         if self.langs:
             out["langs"] = self.langs
         if self.log:
@@ -177,6 +182,7 @@ class GameMeta:
             title=_text(value.get("title")),
             opener=_text(value.get("opener")),
             turn_timeout=_int_or_none(value.get("turn_timeout")),
+            throw_in_window=_int_or_none(value.get("throw_in_window")),
             langs={str(k): v for k, v in langs.items() if isinstance(v, str)}
             if isinstance(langs, Mapping)
             else {},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 from engine import Game, Rules
 from storage.meta import GameMeta
@@ -12,6 +12,9 @@ from storage.meta import GameMeta
 GameStatus = Literal["lobby", "running", "finished", "cancelled"]
 ACTIVE_STATUSES: tuple[GameStatus, ...] = ("lobby", "running")
 GAME_STATUSES: tuple[GameStatus, ...] = get_args(GameStatus)
+
+THROW_IN_WINDOW: Final = 5
+"""The throw-in window's default, in seconds (`ChatSettings.throw_in_window`)."""
 
 ParticipantResult = Literal["won", "durak", "resigned", "timed_out", "draw"]
 PARTICIPANT_RESULTS: tuple[ParticipantResult, ...] = get_args(ParticipantResult)
@@ -104,6 +107,10 @@ class ChatSettings:
     turn_alerts: bool = True
     """The default of the chat's players: a turn after a pause arrives as a new, notifying
     hand message (each player may choose otherwise)."""
+    throw_in_window: int = THROW_IN_WINDOW
+    """Seconds the players who could still throw in get once every attack card is covered
+    (or the defender takes); then the bout ends as if all had passed. 0: it waits for each
+    of them to tap Done (within the turn's time)."""
 
 
 @dataclass(frozen=True, slots=True)

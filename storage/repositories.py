@@ -455,8 +455,8 @@ class ChatRepository:
     async def get(self, *, chat_id: int) -> ChatSettings:
         """The chat's settings, or the defaults if it never saved any."""
         row = await self._s.fetchone(
-            "SELECT chat_id, language, preset, rules, turn_timeout, show_computers, turn_alerts "
-            "FROM chat_settings "
+            "SELECT chat_id, language, preset, rules, turn_timeout, show_computers, turn_alerts, "
+            "throw_in_window FROM chat_settings "
             "WHERE chat_id = ?",
             (chat_id,),
         )
@@ -470,6 +470,7 @@ class ChatRepository:
             turn_timeout=row["turn_timeout"],
             show_computers=bool(row["show_computers"]),
             turn_alerts=bool(row["turn_alerts"]),
+            throw_in_window=int(row["throw_in_window"]),
         )
 
     async def save(self, *, settings: ChatSettings) -> None:
@@ -477,13 +478,19 @@ class ChatRepository:
             raise ValueError(
                 f"turn_timeout must be 0 (off) or seconds, not {settings.turn_timeout}"
             )
+        if settings.throw_in_window < 0:
+            raise ValueError(
+                f"throw_in_window must be 0 (off) or seconds, not {settings.throw_in_window}"
+            )
         await self._s.execute(
             "INSERT INTO chat_settings (chat_id, language, preset, rules, turn_timeout, "
-            "show_computers, turn_alerts, updated_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "show_computers, turn_alerts, throw_in_window, updated_us) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (chat_id) DO UPDATE SET "
             "language = excluded.language, preset = excluded.preset, rules = excluded.rules, "
             "turn_timeout = excluded.turn_timeout, show_computers = excluded.show_computers, "
-            "turn_alerts = excluded.turn_alerts, updated_us = excluded.updated_us",
+            "turn_alerts = excluded.turn_alerts, throw_in_window = excluded.throw_in_window, "
+            "updated_us = excluded.updated_us",
             (
                 settings.chat_id,
                 settings.language,
@@ -492,6 +499,7 @@ class ChatRepository:
                 settings.turn_timeout,
                 bool(settings.show_computers),
                 bool(settings.turn_alerts),
+                settings.throw_in_window,
                 to_us(utcnow()),
             ),
         )

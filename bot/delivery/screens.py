@@ -256,6 +256,7 @@ class Screens:
             computers=computers(record),
             log=record.meta.log,
             seconds_left=kit.seconds_left(record) if record.status == "running" else None,
+            window=kit.in_window(record),
             # The way to the hand; not in a practice game, whose table is in that same chat.
             bot_username=kit.bot_username
             if record.status == "running" and not record.meta.practice
@@ -338,7 +339,8 @@ class Screens:
             if pid in blocked and not force:
                 continue
             key = (record.id, pid)
-            deciding = must_decide(game, pid)
+            # In a throw-in window nobody must decide: it ends by itself (no alert).
+            deciding = must_decide(game, pid) and not kit.in_window(record)
             alert = choice is None and self._turn_alert(record, pid, deciding)
             self._deciding[key] = deciding
             state = self.hand_state(record, pid)
@@ -354,6 +356,7 @@ class Screens:
                 chat_title=record.meta.title,
                 practice=record.meta.practice,
                 seconds_left=kit.seconds_left(record),
+                window=kit.in_window(record),
                 choice=choice,
                 transfer_to=transfer_to,
                 timeouts=record.timeouts.get(pid, 0),

@@ -302,6 +302,7 @@ class ChatRoom(Room):
             if record is not None and record.status == "lobby":  # the lobby shows the rules
                 record.rules = settings.rules
                 record.meta.turn_timeout = effective_timeout(settings, default)
+                record.meta.throw_in_window = settings.throw_in_window
                 if settings.language:
                     record.language = settings.language
                 await self.store.save(record)

@@ -1,8 +1,8 @@
 """Computer players: they move through the same path as people (apply, store, show).
 
 With `COMPUTER_DELAY` 0 they move at once, one after another; otherwise each move comes
-after the delay, in a task per chat, and a restart (or a new leader) plans it again
-(`drive` from resume).
+after the delay (within a throw-in window, at most `WINDOW_SHARE` of it), in a task per
+chat, and a restart (or a new leader) plans it again (`drive` from resume).
 A stronger player searches in a worker thread; if it fails, it plays easy that move.
 """
 
@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 # How long a computer thinks while the database cannot store (its move would fail, and each
 # failure loads and shows the game again): the game is tried again this often, not more.
 DELAY_WHILE_DOWN = 30.0
+# Within a throw-in window a computer thinks at most this share of the window.
+WINDOW_SHARE = 0.3
 
 
 def computer_to_move(record: GameRecord) -> str | None:
@@ -71,6 +73,11 @@ class Computers(Room):
     async def _think(self, chat_id: int) -> None:
         try:
             delay = self.kit.settings.computer_delay
+            live = self.store.live(chat_id)
+            if live is not None and self.kit.in_window(live):
+                # A throw-in window: it decides within the first part of it, so that the
+                # people at the table still see its card (or its Done) in time.
+                delay = min(delay, self.kit.throw_in_window(live) * WINDOW_SHARE)
             await asyncio.sleep(max(delay, DELAY_WHILE_DOWN) if self.store.watch.down else delay)
             async with self.store.for_chat(chat_id) as unit:
                 record = unit.record

@@ -6,8 +6,12 @@ next one among the live games, then handles each chat that is due in a task of i
 so a chat whose lock is held holds back no other. At the deadline the bot moves for the
 players it waits for (`engine.advice.timeout_action`: a defender takes, an opener plays
 the lowest card, others pass); the third timeout in a row removes the player as the durak
-(R18). After a restart, a turn that ran out (or nearly) while the bot was down gets
-`RESUME_GRACE` more, once per move (stored), so that taps sent meanwhile count. The same
+(R18). A throw-in window (`Kit.in_window`: all is covered or taken, only throw-ins are
+waited for) has the window's end as its deadline and no half-time warning; its end passes
+for everyone who could still throw in, which ends the bout, and is no strike. After a
+restart, a turn (or window) that ran out (or nearly) while the bot was down gets
+`RESUME_GRACE` more (at most its own length), once per move (stored), so that taps sent
+meanwhile count. The same
 holds for a worker that takes the lead from another (`bot.leader`): it resumes every game
 as stored, and the scheduler runs in the leader only.
 """
@@ -31,6 +35,7 @@ from bot.play.again import Again
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
+from engine import Pass
 from engine.advice import forced_resign, timeout_action
 from storage import GameRecord
 
@@ -85,6 +90,8 @@ class Deadlines(Room):
         """Half time of a turn: when players the game waits for are warned privately (or
         later after a failure)."""
         if record.status != "running" or record.deadline is None or record.meta.warned:
+            return None
+        if self.kit.in_window(record):  # a throw-in window: seconds, and nobody must move
             return None
         half = record.deadline - timedelta(seconds=self.kit.turn_timeout(record) / 2)
         retry = self._retry_at.get(record.chat_id)
@@ -223,6 +230,16 @@ class Deadlines(Room):
         game = record.game
         assert game is not None
         moves: list[Move] = []
+        if self.kit.in_window(record):
+            # The throw-in window ran out: the bout ends as if all had tapped Done. Nobody
+            # had to throw in, so nobody gets a strike (the timeouts in a row stay as
+            # they were).
+            for pid in [p for p in game.players if p in game.to_act]:
+                if game.closing and pid in game.to_act:  # (the last Done ends the bout)
+                    moves.append((pid, game.apply(pid, Pass())))
+            await self.store.commit(record, moves)
+            await self.computers.after_move(record)
+            return
         for pid in [p for p in game.players if p in game.to_act]:
             if game.is_over or pid not in game.to_act:
                 continue
@@ -325,12 +342,13 @@ class Deadlines(Room):
     def _grant_grace(self, record: GameRecord, now: datetime) -> bool:
         """Nobody could move while the bot was down (or while the lead changed hands), and
         taps sent meanwhile arrive only now: a turn that ran out (or nearly) meanwhile gets
-        `RESUME_GRACE` more (at most the turn's time), `MAX_GRACES` times per move at most
-        (a bot that keeps crashing must not hold the game up for ever)."""
+        `RESUME_GRACE` more (at most the turn's time, or the throw-in window's),
+        `MAX_GRACES` times per move at most (a bot that keeps crashing must not hold the
+        game up for ever)."""
         game = record.game
         if record.status != "running" or record.deadline is None or game is None:
             return False
-        grace = min(RESUME_GRACE, timedelta(seconds=self.kit.turn_timeout(record)))
+        grace = min(RESUME_GRACE, timedelta(seconds=self.kit.wait_length(record)))
         meta = record.meta
         given = meta.graces if meta.grace_move == game.move_number else 0
         if record.deadline >= now + grace or given >= MAX_GRACES:

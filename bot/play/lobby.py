@@ -105,6 +105,7 @@ class Lobbies(Room):
                 title=chat_title,
                 opener=person.name,
                 turn_timeout=settings.turn_timeout,
+                throw_in_window=settings.throw_in_window,
                 langs=langs,
                 asked=dict(asked or {}),
             ),
@@ -375,7 +376,13 @@ class Lobbies(Room):
             language=lang,
             rules=PRACTICE_RULES,
             lobby=Lobby(opener_id=person.user_id, seats=[]),
-            meta=GameMeta(title=self.kit.t(lang, "practice-title"), practice=True, turn_timeout=0),
+            # No clock in practice: no time per move, no throw-in window (it waits for Done).
+            meta=GameMeta(
+                title=self.kit.t(lang, "practice-title"),
+                practice=True,
+                turn_timeout=0,
+                throw_in_window=0,
+            ),
         )
         seat(record, person, lang)
         record = await self.store.create(record)

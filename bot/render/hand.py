@@ -119,6 +119,7 @@ def hand(
     chat_title: str,
     practice: bool = False,
     seconds_left: int | None = None,
+    window: bool = False,
     choice: Sequence[Action] | None = None,
     transfer_to: str | None = None,
     timeouts: int = 0,
@@ -130,6 +131,7 @@ def hand(
     why not when tapped. `choice` replaces the cards with the options of an ambiguous
     tap (a card that covers several attack cards, or covers and transfers); a card that can
     only transfer asks to confirm, naming who would defend then (`transfer_to`).
+    `window`: `seconds_left` is a throw-in window's (the bout ends by itself then).
     """
     me = view.viewer
     assert me is not None
@@ -149,9 +151,18 @@ def hand(
     if view.is_over:
         return _hand_at_the_end(tr, lang, view, names, lines)
     role = _your_role(tr, lang, view, names)
+    in_window = window and view.closing and me in view.to_act and seconds_left is not None
+    if in_window:  # what they may do, and when the bout ends by itself
+        assert seconds_left is not None
+        seconds = max(0, seconds_left)
+        if view.defender_took:
+            player = name_of(names, view.defender)
+            role = tr.t(lang, "hand-window-take", player=player, seconds=seconds)
+        else:
+            role = tr.t(lang, "hand-window", seconds=seconds)
     if role:
         lines += ["", f"<b>{role}</b>"]
-    if me in view.to_act and seconds_left is not None:
+    if me in view.to_act and seconds_left is not None and not in_window:
         lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
     if timeouts:  # the bot moved for this player (R18): say so until they move themselves
         lines += ["", tr.t(lang, "hand-timed-out", count=timeouts, max=max_timeouts)]

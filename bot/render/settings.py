@@ -25,7 +25,17 @@ ROW_WIDTH: Final = 40
 """Characters a phone shows across one row of inline buttons; each of n buttons in a row
 gets ROW_WIDTH // n (tests/bot/test_settings_menu.py checks every label in every language)."""
 
-LAYOUT: Final = (("p",), ("d", "t"), ("s", "x"), ("i",), ("f", "o"), ("l",), ("c",), ("n",))
+LAYOUT: Final = (
+    ("p",),
+    ("d", "t"),
+    ("s", "x"),
+    ("i",),
+    ("f", "o"),
+    ("w",),
+    ("l",),
+    ("c",),
+    ("n",),
+)
 """The group menu's rows of options, in the order of `OPTIONS`; "l": a button per language."""
 
 CHOSEN: Final = "✓ "
@@ -52,6 +62,9 @@ def _value(tr: Translator, lang: str, settings: ChatSettings, key: str, default:
             return on if rules.trump_exchange else off
         case "o":
             seconds = effective_timeout(settings, default)
+            return tr.t(lang, "settings-seconds", seconds=seconds) if seconds else off
+        case "w":
+            seconds = settings.throw_in_window
             return tr.t(lang, "settings-seconds", seconds=seconds) if seconds else off
         case "c":
             return on if settings.show_computers else off

@@ -88,10 +88,22 @@ def trump_line(tr: Translator, lang: str, view: GameView) -> str:
 
 
 def waiting_line(
-    tr: Translator, lang: str, view: GameView, names: Mapping[str, str], seconds: int | None
+    tr: Translator,
+    lang: str,
+    view: GameView,
+    names: Mapping[str, str],
+    seconds: int | None,
+    window: bool = False,
 ) -> str:
     if not view.to_act:
         return ""
+    if window and view.closing and seconds is not None:
+        # A throw-in window: when the bout ends by itself, naming nobody (who could still
+        # throw in would tell of their cards).
+        if view.defender_took:
+            player = name_of(names, view.defender)
+            return tr.t(lang, "table-window-take", player=player, seconds=max(0, seconds))
+        return tr.t(lang, "table-window", seconds=max(0, seconds))
     who = ", ".join(name_of(names, p) for p in view.players if p in view.to_act)
     if seconds is not None:
         return tr.t(lang, "table-waiting-deadline", names=who, seconds=max(0, seconds))
@@ -107,11 +119,13 @@ def table(
     computers: frozenset[str] = frozenset(),
     log: Sequence[LogEntry] = (),
     seconds_left: int | None = None,
+    window: bool = False,
     bot_username: str | None = None,
     closed: str | None = None,
 ) -> Rendered:
     """The group's table message, from the public view only.
 
+    ``window``: ``seconds_left`` is a throw-in window's (the bout ends by itself then).
     ``closed``: the game ended without a result (a cancel, say); that line replaces whom the
     game waits for."""
     assert view.hand is None, "the group table is drawn from the public view"
@@ -151,7 +165,7 @@ def table(
         lines.append(f"{mark} {name_of(names, p)}{bot_mark}: {status}")
     lines += ["", *table_lines(tr, lang, view)]
     end = []
-    waiting = waiting_line(tr, lang, view, names, seconds_left)
+    waiting = waiting_line(tr, lang, view, names, seconds_left, window)
     if closed:
         end = ["", f"<b>{closed}</b>"]
     elif waiting:

@@ -74,11 +74,11 @@ async def test_the_language_is_russian_in_one_tap(harness: BotHarness) -> None:
         await tx.chats.save(settings=ChatSettings(chat_id=group.id, language="en"))
     await h.send(alice.send(group, "/settings"))
     menu = h.fake.last_message(group.id)
-    assert [b.text for b in menu.buttons[5]] == ["✓ English", "Deutsch", "Русский"]
+    assert [b.text for b in menu.buttons[6]] == ["✓ English", "Deutsch", "Русский"]
     await h.send(alice.tap(menu, "Русский"))
     async with h.rooms.kit.db.transaction(readonly=True) as tx:
         assert (await tx.chats.get(chat_id=group.id)).language == "ru"
-    assert [b.text for b in menu.buttons[5]] == ["English", "Deutsch", "✓ Русский"]
+    assert [b.text for b in menu.buttons[6]] == ["English", "Deutsch", "✓ Русский"]
     assert "Язык: Русский —" in menu.text and "Колода: 36" in menu.button_texts
 
 

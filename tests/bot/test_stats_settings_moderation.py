@@ -456,7 +456,7 @@ async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarn
     await h.send(ivan.send(group, "/settings"))
     menu = h.fake.last_message(group.id)
     assert "Язык: Русский —" in menu.text
-    assert [b.text for b in menu.buttons[5]] == ["English", "Deutsch", "✓ Русский"]
+    assert [b.text for b in menu.buttons[6]] == ["English", "Deutsch", "✓ Русский"]
     await h.send(ivan.tap(menu, "English"))
     async with h.rooms.kit.db.transaction(readonly=True) as tx:
         assert (await tx.chats.get(chat_id=group.id)).language == "en"

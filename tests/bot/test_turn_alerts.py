@@ -86,7 +86,11 @@ async def test_r9_a_throw_in_that_may_wait_is_no_alert(harness: BotHarness) -> N
 
 
 async def test_r11_a_throw_in_after_a_take_is_an_alert(harness: BotHarness) -> None:
+    """Without a throw-in window (0) the bout waits for her Done: she is called. (With one
+    it ends by itself: tests/bot/test_throwin_window.py.)"""
     h = harness
+    async with h.rooms.kit.db.transaction() as tx:
+        await tx.chats.save(settings=ChatSettings(chat_id=-7404, throw_in_window=0))
     _, alice, bob = await two_at(h, -7404)
     await play(h, alice, "6♠")
     heard = len(h.fake.notifications(alice.id))

@@ -108,6 +108,7 @@ records = st.builds(
         title=texts,
         opener=texts,
         turn_timeout=st.none() | st.integers(0, 600),
+        throw_in_window=st.none() | st.integers(0, 60),
         langs=st.dictionaries(st.text(max_size=5), st.sampled_from(["en", "de", "ru"]), max_size=3),
         log=st.lists(
             st.builds(
