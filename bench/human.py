@@ -43,7 +43,9 @@ sends it):
 - answer: from a tap's arrival until its answerCallbackQuery reached the fake (applied, after
   its round trip); every tap, moves or not;
 - table lag: from a move's tap until the group's table message is edited to show that move or a
-  later one. A table carries no move number: an edit counts as showing the move number the
+  later one; and its p95 over a game's first minute of play (`FIRST_MINUTE` s from the first
+  tap, the warm-up included: the lobby's and the start's calls are still in the group's window
+  then). A table carries no move number: an edit counts as showing the move number the
   game had when the edit's request reached the fake (the bot renders and sends a table under
   the chat's lock, so no move comes in between);
 - sends per action: the counted calls (sendMessage, editMessageText, deleteMessage) that
@@ -103,6 +105,7 @@ from tests.fakes.telegram.limits import COUNTED  # noqa: E402
 
 THINK = (1.0, 2.5)  # seconds a player looks at a changed keyboard before tapping
 HANDOVER_TARGET, GRACEFUL_HAND, ANSWER_TARGET = 1.0, 2.0, 0.3  # seconds (p95)
+FIRST_MINUTE = 60.0  # seconds of play from the first tap: the table lag of a game's first minute
 _BUDGET = re.compile(r"^send_|^sends_|_sends$|_budgets?$")
 _BOT_WIDE = re.compile(r"bot|global|total")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -247,6 +250,7 @@ class Result:
     answers: list[float]
     tables: list[float]
     tables_late: list[float]
+    tables_first: list[float]  # of the first minute of play, the warm-up included
     sends: int
     refused: int
     over: Counter[str]  # the refusals by the limit they met
@@ -303,6 +307,7 @@ class Bench:
         self.tables: dict[int, Table] = {}  # group id -> its table
         self.requested: dict[int, int] = {}  # group id -> move number when its edit arrived
         self.window = (math.inf, math.inf)  # the measured part: (start, end)
+        self.start = math.inf  # when play began
         self.stopping = False
         self.taps: list[tuple[float, str]] = []  # measured taps: arrival, callback query id
         self.moves = 0
@@ -508,7 +513,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
     )
 
     fake.enforce(Limits(bot=Window(ceiling, 1.0)), time.monotonic)
-    start = time.monotonic()
+    start = bench.start = time.monotonic()
     bench.window = (start + args.warmup, start + args.seconds)
     tasks = [asyncio.create_task(bench.play(player)) for player in bench.players.values()]
     await asyncio.sleep(args.warmup)
@@ -527,6 +532,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
             await asyncio.wait_for(bench.shown.wait(), left)
 
     first, end = bench.window
+    start = bench.start
     late = first + (end - first) * 2 / 3
     samples = {kind: [s for s in found if s.measured] for kind, found in bench.samples.items()}
     return Result(
@@ -541,6 +547,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
         answers=[fake.answered.get(qid, math.inf) - at for at, qid in bench.taps],
         tables=[s.latency for s in samples["table"]],
         tables_late=[s.latency for s in samples["table"] if s.at >= late],
+        tables_first=[s.latency for s in bench.samples["table"] if s.at < start + FIRST_MINUTE],
         sends=sends,
         refused=refused,
         over=over,
@@ -577,6 +584,10 @@ def report(r: Result) -> None:
         + never(r.tables)
     )
     print(
+        f"  table lag in the first minute of play (warm-up included): p50 "
+        f"{secs(p(r.tables_first, 50))}, p95 {secs(p(r.tables_first, 95))}" + never(r.tables_first)
+    )
+    print(
         f"  sends per action: {r.sends / taps:.2f} taken by Telegram ({r.sends} counted calls), "
         f"{(r.sends + r.refused) / taps:.2f} tried (429s included)"
     )
@@ -604,16 +615,18 @@ def summary(results: Sequence[Result]) -> None:
     print()
     print(
         "| bot-wide | games | taps/s | handover p50 / p95 | answer p95 | table lag p95 "
-        "| watchers p95 | sends/action | 429s | notifying/turn | targets | graceful |"
+        "| first minute p95 | watchers p95 | sends/action | 429s | notifying/turn | targets "
+        "| graceful |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         notifying = (r.notified[0] + r.notified[1]) / max(r.turns, 1)
         print(
             f"| {r.ceiling}/s | {r.games} | {r.taps / r.measured:.1f} | "
             f"{secs(p(r.handover, 50))} / {secs(p(r.handover, 95))} | "
             f"{p(r.answers, 95) * 1000:.0f} ms | "
-            f"{secs(p(r.tables, 95))} | {secs(p(r.watchers, 95))} | "
+            f"{secs(p(r.tables, 95))} | {secs(p(r.tables_first, 95))} | "
+            f"{secs(p(r.watchers, 95))} | "
             f"{r.sends / max(r.taps, 1):.2f} | {r.refused} | {notifying:.3f} | "
             f"{'hold' if r.targets else 'missed'} | {'yes' if r.graceful else 'no'} |"
         )
