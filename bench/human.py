@@ -22,11 +22,14 @@ alerts, 90 s a turn), the bot's send budgets included if `bot.config.Settings` h
 (fields named `send_*`, `*_budget(s)`, `*_sends`): they are printed, `--bot-limit` also
 raises those of them whose names say `bot`, `global` or `total`, and `--set NAME=VALUE` sets
 any setting. The games are opened, joined and started first, with no limits (as many lobbies
-at once would meet them before play begins). Play then runs for `--seconds`; its first
-`--warmup` seconds are not measured (every game's first tap comes in the same second and a
-half). Then nobody taps any more, and the bot has up to `--drain` seconds to show what is on
-its way: what it has not shown by then counts as never shown (an infinite latency in the
-percentiles, printed as "never").
+at once would meet them before play begins); with `--lobby-pace`, at human pace within the
+limits instead: the players join one after another, each 1.0-2.5 s after the one before, and
+the opener taps Start as long after the last join (a game's first minute of play then has the
+lobby's and the start's calls in its group's window, as in a real chat). Play then runs for
+`--seconds`; its first `--warmup` seconds are not measured (every game's first tap comes in the
+same second and a half). Then nobody taps any more, and the bot has up to `--drain` seconds
+to show what is on its way: what it has not shown by then counts as never shown (an infinite
+latency in the percentiles, printed as "never").
 
 Measured over the taps of the measured part, each from its arrival (when the simulated player
 sends it):
@@ -489,6 +492,27 @@ async def run_one(args: argparse.Namespace, games: int, ceiling: int, db_path: P
         await h.stop()
 
 
+async def open_at_pace(
+    bench: Bench, group: FakeGroup, users: list[FakeUser], rng: random.Random
+) -> None:
+    """`--lobby-pace`: /newgame by the first player, the others tap Join one after another,
+    each `THINK` after the one before, then the opener taps Start as long after the last
+    join; until every player's hand came (at most 30 s)."""
+    h, fake = bench.h, bench.fake
+    for user in users:
+        await fake.deliver(h.app, user.start_private())
+    await fake.deliver(h.app, users[0].send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    for user in [*users[1:], users[0]]:
+        await asyncio.sleep(rng.uniform(*THINK))
+        label = "Start" if user is users[0] else "Join"
+        await fake.deliver(h.app, user.tap(lobby, label))
+    until = time.monotonic() + 30
+    players = [bench.players[user.id] for user in users]
+    while (waiting := [p for p in players if p.hand is None]) and time.monotonic() < until:
+        await bench._wait(waiting[0], 1.0)  # until their hand comes (or a second)
+
+
 async def measure(bench: Bench, games: int, ceiling: int) -> Result:
     h, fake, args = bench.h, bench.fake, bench.args
     rng = random.Random(args.seed)
@@ -504,11 +528,21 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
             player = Player(user, str(user.id), group.id, random.Random(rng.random()))
             bench.players[user.id] = player
     started = time.monotonic()
-    await asyncio.gather(*(h.open_game(group, users) for group, users in groups))
+    if args.lobby_pace:  # at human pace, Telegram's limits kept from the first call
+        fake.enforce(Limits(bot=Window(ceiling, 1.0)), time.monotonic)
+        await asyncio.gather(
+            *(
+                open_at_pace(bench, group, users, random.Random(rng.random()))
+                for group, users in groups
+            )
+        )
+    else:
+        await asyncio.gather(*(h.open_game(group, users) for group, users in groups))
     missing = [p.pid for p in bench.players.values() if p.hand is None]
     print(
         f"  set-up: {games} games opened, joined and started in "
-        f"{time.monotonic() - started:.1f} s, no limits"
+        f"{time.monotonic() - started:.1f} s, "
+        + ("at human pace, within the limits" if args.lobby_pace else "no limits")
         + (f"; no hand for {len(missing)} players!" if missing else "")
     )
 
@@ -668,6 +702,12 @@ def main(argv: list[str] | None = None) -> None:
         type=numbers,
         default=[Limits().bot.count],
         help="the fake's bot-wide ceiling, calls a second; a list runs each (e.g. 30,1000)",
+    )
+    parser.add_argument(
+        "--lobby-pace",
+        action="store_true",
+        help="open, join and start the games at human pace, within the limits (their calls "
+        "are then in each group's window as play begins)",
     )
     parser.add_argument("--api-latency", type=float, default=50.0, help="ms per Bot API call")
     parser.add_argument("--mistakes", type=float, default=0.1, help="share of taps on any button")
