@@ -175,7 +175,7 @@ class Moves(Room):
             lang = await kit.chat_language(chat_id, person.language)
             running = any(r.status == "running" for r in records)
             key = "error-not-in-game" if running else "error-no-game"
-            await self.out.send(chat_id, render.Rendered(kit.t(lang, key)), reply_to=message_id)
+            await self.tell(chat_id, person, key, lang=lang, message_id=message_id)
             return False
         text = render.Rendered(kit.t(person.language, "error-no-game"))
         await self.out.send(person.user_id, text)

@@ -36,7 +36,7 @@ def lobby(
 
     `invited`: people asked by name (Play again) who have no seat yet; Join seats them.
 
-    `closed` is a locale key ("lobby-expired", "lobby-cancelled", "lobby-started"):
+    `closed` is a locale key ("lobby-expired", "lobby-cancelled"):
     the lobby is over and shows no buttons.
     """
     names = ", ".join(esc(s.name) + (" 🤖" if s.is_computer else "") for s in seats) or tr.t(
