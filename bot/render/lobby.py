@@ -47,7 +47,7 @@ def lobby(
         # Once closed, nobody is asked to press Join any more.
         tr.t(lang, "lobby-opened-by" if closed else "lobby-created", name=esc(opener)),
         "",
-        # One line, the same before and after the start; the Rules button and /rules have
+        # One line (a closed lobby keeps it); the Rules button and /rules have
         # every option and the time per move.
         rules_summary(tr, lang, rules),
         "",
