@@ -46,8 +46,10 @@ class Moderation(Room):
         lang = record.language if record else await kit.chat_language(chat_id, person.language)
         if record is None or record.game is None:
             # A lobby has its own Leave button.
-            key = "leave-in-lobby" if record is not None else "error-no-game"
-            await self.tell(chat_id, person, key, lang=lang, message_id=message_id)
+            if record is None:  # about the chat ("here"): answered where it was asked
+                await self._reply(chat_id, lang, "error-no-game", message_id)
+            else:
+                await self.tell(chat_id, person, "leave-in-lobby", lang=lang, message_id=message_id)
             return
         if person.player_id not in record.game.active_players:
             out = person.player_id in record.game.players
@@ -87,7 +89,7 @@ class Moderation(Room):
             record = unit.record
             if record is None:
                 lang = await self.kit.chat_language(chat_id, person.language)
-                await self.tell(chat_id, person, "error-no-game", lang=lang, message_id=message_id)
+                await self._reply(chat_id, lang, "error-no-game", message_id)
                 return
             lang = record.language
             if not await self.lobbies.may_manage(record, person):
