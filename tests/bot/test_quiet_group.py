@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from bot.callbacks import BadCallback, KickData, LeaveData, decode, encode_kick, encode_leave
 from tests.bot.conftest import BotHarness, make_settings
 from tests.bot.test_game_flow import play_to_the_end, running_game
 from tests.fakes.telegram import FakeGroup, FakeUser
@@ -121,6 +124,25 @@ async def test_joins_in_a_row_are_shown_in_one_lobby_edit(harness: BotHarness) -
     assert len(shown.history) == 2  # Bob's at once, then Carol's and Dave's together
 
 
+async def test_a_lobby_edit_still_waiting_at_the_start_never_covers_the_table(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    await h.stop()
+    h.settings = make_settings(h.db_path, lobby_edit_interval=5.0)
+    await h.start()
+    group, (alice, bob, carol) = await lobby_of_three(h, -7107)
+    lobby = h.lobby_message(group)
+    for tap in (bob.tap(lobby, "Join"), carol.tap(lobby, "Join"), alice.tap(lobby, "Start")):
+        await h.deliver(tap)  # Carol's seat waits for the interval when Start comes
+    await h.settle()
+    shown = h.fake.message(group.id, lobby.message_id)
+    assert "Waiting for" in shown.text and "Join" not in shown.text
+    # The lobby with Bob, then the table: Carol's lobby edit was dropped, not sent after.
+    assert len(shown.history) == 2
+    assert "Carol" not in shown.history[1][0]
+
+
 async def test_computers_are_the_openers_to_add_and_a_tap_by_another_says_so(
     harness: BotHarness,
 ) -> None:
@@ -181,3 +203,13 @@ async def test_r18_kick_has_a_no_for_admins(harness: BotHarness) -> None:
     assert h.fake.message(group.id, question.message_id).deleted
     game = running_game(h, group)
     assert game is not None and "2" in game.active_players
+
+
+def test_r18_the_questions_no_buttons_decode_and_forged_ones_do_not() -> None:
+    assert decode(encode_leave(7, 42, no=True)) == LeaveData(7, 42, no=True)
+    assert decode(encode_leave(7, 42)) == LeaveData(7, 42)
+    assert decode(encode_kick(7, 42, no=True)) == KickData(7, 42, no=True)
+    assert decode(encode_kick(7, 42)) == KickData(7, 42)
+    for forged in ("q7.42.y", "k7.42.n.n", "q7.42."):
+        with pytest.raises(BadCallback):
+            decode(forged)
