@@ -22,11 +22,14 @@ alerts, 90 s a turn), the bot's send budgets included if `bot.config.Settings` h
 (fields named `send_*`, `*_budget(s)`, `*_sends`): they are printed, `--bot-limit` also
 raises those of them whose names say `bot`, `global` or `total`, and `--set NAME=VALUE` sets
 any setting. The games are opened, joined and started first, with no limits (as many lobbies
-at once would meet them before play begins). Play then runs for `--seconds`; its first
-`--warmup` seconds are not measured (every game's first tap comes in the same second and a
-half). Then nobody taps any more, and the bot has up to `--drain` seconds to show what is on
-its way: what it has not shown by then counts as never shown (an infinite latency in the
-percentiles, printed as "never").
+at once would meet them before play begins); with `--lobby-pace`, at human pace within the
+limits instead: the players join one after another, each 1.0-2.5 s after the one before, and
+the opener taps Start as long after the last join (a game's first minute of play then has the
+lobby's and the start's calls in its group's window, as in a real chat). Play then runs for
+`--seconds`; its first `--warmup` seconds are not measured (every game's first tap comes in the
+same second and a half). Then nobody taps any more, and the bot has up to `--drain` seconds
+to show what is on its way: what it has not shown by then counts as never shown (an infinite
+latency in the percentiles, printed as "never").
 
 Measured over the taps of the measured part, each from its arrival (when the simulated player
 sends it):
@@ -43,7 +46,9 @@ sends it):
 - answer: from a tap's arrival until its answerCallbackQuery reached the fake (applied, after
   its round trip); every tap, moves or not;
 - table lag: from a move's tap until the group's table message is edited to show that move or a
-  later one. A table carries no move number: an edit counts as showing the move number the
+  later one; and its p95 over a game's first minute of play (`FIRST_MINUTE` s from the first
+  tap, the warm-up included: the lobby's and the start's calls are still in the group's window
+  then). A table carries no move number: an edit counts as showing the move number the
   game had when the edit's request reached the fake (the bot renders and sends a table under
   the chat's lock, so no move comes in between);
 - sends per action: the counted calls (sendMessage, editMessageText, deleteMessage) that
@@ -103,6 +108,7 @@ from tests.fakes.telegram.limits import COUNTED  # noqa: E402
 
 THINK = (1.0, 2.5)  # seconds a player looks at a changed keyboard before tapping
 HANDOVER_TARGET, GRACEFUL_HAND, ANSWER_TARGET = 1.0, 2.0, 0.3  # seconds (p95)
+FIRST_MINUTE = 60.0  # seconds of play from the first tap: the table lag of a game's first minute
 _BUDGET = re.compile(r"^send_|^sends_|_sends$|_budgets?$")
 _BOT_WIDE = re.compile(r"bot|global|total")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -247,6 +253,7 @@ class Result:
     answers: list[float]
     tables: list[float]
     tables_late: list[float]
+    tables_first: list[float]  # of the first minute of play, the warm-up included
     sends: int
     refused: int
     over: Counter[str]  # the refusals by the limit they met
@@ -303,6 +310,7 @@ class Bench:
         self.tables: dict[int, Table] = {}  # group id -> its table
         self.requested: dict[int, int] = {}  # group id -> move number when its edit arrived
         self.window = (math.inf, math.inf)  # the measured part: (start, end)
+        self.start = math.inf  # when play began
         self.stopping = False
         self.taps: list[tuple[float, str]] = []  # measured taps: arrival, callback query id
         self.moves = 0
@@ -484,6 +492,27 @@ async def run_one(args: argparse.Namespace, games: int, ceiling: int, db_path: P
         await h.stop()
 
 
+async def open_at_pace(
+    bench: Bench, group: FakeGroup, users: list[FakeUser], rng: random.Random
+) -> None:
+    """`--lobby-pace`: /newgame by the first player, the others tap Join one after another,
+    each `THINK` after the one before, then the opener taps Start as long after the last
+    join; until every player's hand came (at most 30 s)."""
+    h, fake = bench.h, bench.fake
+    for user in users:
+        await fake.deliver(h.app, user.start_private())
+    await fake.deliver(h.app, users[0].send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    for user in [*users[1:], users[0]]:
+        await asyncio.sleep(rng.uniform(*THINK))
+        label = "Start" if user is users[0] else "Join"
+        await fake.deliver(h.app, user.tap(lobby, label))
+    until = time.monotonic() + 30
+    players = [bench.players[user.id] for user in users]
+    while (waiting := [p for p in players if p.hand is None]) and time.monotonic() < until:
+        await bench._wait(waiting[0], 1.0)  # until their hand comes (or a second)
+
+
 async def measure(bench: Bench, games: int, ceiling: int) -> Result:
     h, fake, args = bench.h, bench.fake, bench.args
     rng = random.Random(args.seed)
@@ -499,16 +528,26 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
             player = Player(user, str(user.id), group.id, random.Random(rng.random()))
             bench.players[user.id] = player
     started = time.monotonic()
-    await asyncio.gather(*(h.open_game(group, users) for group, users in groups))
+    if args.lobby_pace:  # at human pace, Telegram's limits kept from the first call
+        fake.enforce(Limits(bot=Window(ceiling, 1.0)), time.monotonic)
+        await asyncio.gather(
+            *(
+                open_at_pace(bench, group, users, random.Random(rng.random()))
+                for group, users in groups
+            )
+        )
+    else:
+        await asyncio.gather(*(h.open_game(group, users) for group, users in groups))
     missing = [p.pid for p in bench.players.values() if p.hand is None]
     print(
         f"  set-up: {games} games opened, joined and started in "
-        f"{time.monotonic() - started:.1f} s, no limits"
+        f"{time.monotonic() - started:.1f} s, "
+        + ("at human pace, within the limits" if args.lobby_pace else "no limits")
         + (f"; no hand for {len(missing)} players!" if missing else "")
     )
 
     fake.enforce(Limits(bot=Window(ceiling, 1.0)), time.monotonic)
-    start = time.monotonic()
+    start = bench.start = time.monotonic()
     bench.window = (start + args.warmup, start + args.seconds)
     tasks = [asyncio.create_task(bench.play(player)) for player in bench.players.values()]
     await asyncio.sleep(args.warmup)
@@ -527,6 +566,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
             await asyncio.wait_for(bench.shown.wait(), left)
 
     first, end = bench.window
+    start = bench.start
     late = first + (end - first) * 2 / 3
     samples = {kind: [s for s in found if s.measured] for kind, found in bench.samples.items()}
     return Result(
@@ -541,6 +581,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
         answers=[fake.answered.get(qid, math.inf) - at for at, qid in bench.taps],
         tables=[s.latency for s in samples["table"]],
         tables_late=[s.latency for s in samples["table"] if s.at >= late],
+        tables_first=[s.latency for s in bench.samples["table"] if s.at < start + FIRST_MINUTE],
         sends=sends,
         refused=refused,
         over=over,
@@ -577,6 +618,10 @@ def report(r: Result) -> None:
         + never(r.tables)
     )
     print(
+        f"  table lag in the first minute of play (warm-up included): p50 "
+        f"{secs(p(r.tables_first, 50))}, p95 {secs(p(r.tables_first, 95))}" + never(r.tables_first)
+    )
+    print(
         f"  sends per action: {r.sends / taps:.2f} taken by Telegram ({r.sends} counted calls), "
         f"{(r.sends + r.refused) / taps:.2f} tried (429s included)"
     )
@@ -604,16 +649,18 @@ def summary(results: Sequence[Result]) -> None:
     print()
     print(
         "| bot-wide | games | taps/s | handover p50 / p95 | answer p95 | table lag p95 "
-        "| watchers p95 | sends/action | 429s | notifying/turn | targets | graceful |"
+        "| first minute p95 | watchers p95 | sends/action | 429s | notifying/turn | targets "
+        "| graceful |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         notifying = (r.notified[0] + r.notified[1]) / max(r.turns, 1)
         print(
             f"| {r.ceiling}/s | {r.games} | {r.taps / r.measured:.1f} | "
             f"{secs(p(r.handover, 50))} / {secs(p(r.handover, 95))} | "
             f"{p(r.answers, 95) * 1000:.0f} ms | "
-            f"{secs(p(r.tables, 95))} | {secs(p(r.watchers, 95))} | "
+            f"{secs(p(r.tables, 95))} | {secs(p(r.tables_first, 95))} | "
+            f"{secs(p(r.watchers, 95))} | "
             f"{r.sends / max(r.taps, 1):.2f} | {r.refused} | {notifying:.3f} | "
             f"{'hold' if r.targets else 'missed'} | {'yes' if r.graceful else 'no'} |"
         )
@@ -655,6 +702,12 @@ def main(argv: list[str] | None = None) -> None:
         type=numbers,
         default=[Limits().bot.count],
         help="the fake's bot-wide ceiling, calls a second; a list runs each (e.g. 30,1000)",
+    )
+    parser.add_argument(
+        "--lobby-pace",
+        action="store_true",
+        help="open, join and start the games at human pace, within the limits (their calls "
+        "are then in each group's window as play begins)",
     )
     parser.add_argument("--api-latency", type=float, default=50.0, help="ms per Bot API call")
     parser.add_argument("--mistakes", type=float, default=0.1, help="share of taps on any button")

@@ -16,8 +16,8 @@ on an old keyboard is recognised as stale and changes nothing:
                              n<y|n|g> turn alerts on, off, as each group sets it; z Done.
                              Menus sent before the choices were buttons carry Sl and, in
                              private, Sn alone: they decode, and the menu is drawn anew.
-    k<game>.<user>           /kick confirmed by an admin
-    q<game>.<user>           /leave confirmed by that user
+    k<game>.<user>[.n]       /kick confirmed by an admin (.n: No, the question withdrawn)
+    q<game>.<user>[.n]       /leave confirmed by that user (.n: No, they play on)
     P<n><level>              /practice against n computer players (e, m or h)
 
 Anything else is forged or from another bot version: `decode` raises `BadCallback`.
@@ -115,12 +115,14 @@ _HOWTO: Final = "H"
 class KickData:
     game_id: int
     user_id: int
+    no: bool = False  # the question's No: nobody is removed
 
 
 @dataclass(frozen=True, slots=True)
 class LeaveData:
     game_id: int
     user_id: int
+    no: bool = False  # the question's No: the player plays on
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +164,8 @@ _AGAIN = re.compile(r"a(\d{1,12})")
 _SETTINGS = re.compile(r"S([pdtsifxowlcnz])([a-z]{0,2})")  # z: close the menu
 _SETTINGS_CHOICES: Final = {"l": frozenset(LANGUAGES), "n": frozenset(PERSONAL_ALERTS)}
 _PRACTICE = re.compile(r"P([1-5])([emh])")
-_KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})")
-_LEAVE = re.compile(r"q(\d{1,12})\.(\d{1,15})")
+_KICK = re.compile(r"k(\d{1,12})\.(\d{1,15})(\.n)?")
+_LEAVE = re.compile(r"q(\d{1,12})\.(\d{1,15})(\.n)?")
 
 
 def _code(intent: Action | CardTap | Refresh) -> str:
@@ -206,12 +208,12 @@ def encode_howto() -> str:
     return _HOWTO
 
 
-def encode_kick(game_id: int, user_id: int) -> str:
-    return f"k{game_id}.{user_id}"
+def encode_kick(game_id: int, user_id: int, *, no: bool = False) -> str:
+    return f"k{game_id}.{user_id}" + (".n" if no else "")
 
 
-def encode_leave(game_id: int, user_id: int) -> str:
-    return f"q{game_id}.{user_id}"
+def encode_leave(game_id: int, user_id: int, *, no: bool = False) -> str:
+    return f"q{game_id}.{user_id}" + (".n" if no else "")
 
 
 def _card(index: str) -> Card:
@@ -268,7 +270,7 @@ def decode(data: str | None) -> CallbackData:
     if m := _PRACTICE.fullmatch(data):
         return PracticeData(int(m[1]), _LEVEL_CODES[m[2]])
     if m := _KICK.fullmatch(data):
-        return KickData(int(m[1]), int(m[2]))
+        return KickData(int(m[1]), int(m[2]), no=bool(m[3]))
     if m := _LEAVE.fullmatch(data):
-        return LeaveData(int(m[1]), int(m[2]))
+        return LeaveData(int(m[1]), int(m[2]), no=bool(m[3]))
     raise BadCallback(f"unknown callback data {data!r}")

@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     table_edit_interval: float = Field(
         default=3.0, ge=0, description="seconds between edits of one group's table message"
     )
+    lobby_edit_interval: float = Field(
+        default=5.0,
+        ge=0,
+        description="seconds between edits of a lobby message (Join taps meanwhile are shown "
+        "together), so that the group's budget is left for the table",
+    )
     computer_delay: float = Field(default=1.5, ge=0, description="seconds a computer 'thinks'")
     turn_alert_after: float = Field(
         default=10.0,

@@ -197,6 +197,8 @@ class Outbox:
         """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate
         (a 429 after waiting once, see `_call`)."""
         data = _message(chat_id, rendered)
+        if chat_id < 0 and not rendered.notify:  # a quiet group: see `Rendered.notify`
+            data["disable_notification"] = True
         if reply_to is not None:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}

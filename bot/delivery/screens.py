@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -190,7 +191,8 @@ class Screens:
 
     def _send_result(self, record: GameRecord, evening: Sequence[FinishedGame] = ()) -> None:
         assert record.id is not None
-        rendered = self._result(record, evening)
+        # one of the few group messages that notify
+        rendered = replace(self._result(record, evening), notify=True)
         game_id = record.id
 
         def posted(delivered: Delivered, _: Any) -> None:  # (a leader that takes over posts
@@ -220,8 +222,9 @@ class Screens:
 
     # ---------------------------------------------------------------- the lobby
 
-    def lobby(self, record: GameRecord, rendered: render.Rendered) -> None:
-        """The lobby message shows `rendered` (its latest state wins; never dropped)."""
+    def lobby(self, record: GameRecord, rendered: render.Rendered, *, paced: bool = False) -> None:
+        """The lobby message shows `rendered` (its latest state wins; never dropped);
+        `paced`: at most one edit every `LOBBY_EDIT_INTERVAL` s."""
         assert record.id is not None
         game_id, chat_id = record.id, record.chat_id
 
@@ -235,9 +238,20 @@ class Screens:
             rendered,
             priority=Priority.ONCE,
             message_id=record.lobby.message_id,
+            # Joins in a row are shown together: the group's budget is left for the table.
+            gap=self.kit.settings.lobby_edit_interval if paced else 0.0,
             kept=True,
             on_done=done,
         )
+
+    def lobby_to_table(self, record: GameRecord) -> int | None:
+        """The game starts: its lobby message is to become the table (the next `table`
+        edits it, its buttons go with that edit). What the lobby message still waited to
+        show is dropped, so that no lobby edit lands on the table. The lobby's message id
+        (None: it has none, the table comes as a new message)."""
+        assert record.id is not None
+        self.sender.discard(lobby_key(record.id))
+        return record.lobby.message_id
 
     # ---------------------------------------------------------------- the table
 

@@ -290,6 +290,20 @@ class Sender:
         else:
             self._drop(slot)
 
+    def discard(self, key: Hashable) -> None:
+        """Forget the slot and what it still holds, even if that mattered once (a lobby
+        whose message became the table): a call on its way is not tried again."""
+        slot = self._slots.pop(key, None)
+        if slot is None:
+            return
+        slot.content = None
+        slot.release = True
+        chat = self._chats.get(slot.chat_id)
+        if chat is not None:
+            chat.pop(slot.key, None)
+            if not chat:
+                del self._chats[slot.chat_id]
+
     def drop_chat(self, chat_id: int) -> None:
         """Nothing more goes to the chat (it moved: a supergroup migration)."""
         for slot in list(self._slots.values()):
@@ -519,6 +533,8 @@ class Sender:
                 logger.exception("after a message to chat %s was sent", slot.chat_id)
 
     def _failed(self, slot: Slot, content: Rendered, tag: Any, error: BaseException) -> None:
+        if self._slots.get(slot.key) is not slot:  # discarded meanwhile: not tried again
+            return
         retry = isinstance(error, RetryAfter) or (
             isinstance(error, TelegramError) and transient(error)
         )

@@ -189,8 +189,7 @@ class ChatRoom(Room):
             settings = await tx.chats.get(chat_id=chat_id)
         lang = kit.tr.normalize(settings.language or person.language)
         if not await self._may_change_settings(chat_id, person):
-            text = render.Rendered(kit.t(lang, "error-admins-only"))
-            await self.out.send(chat_id, text, reply_to=message_id)
+            await self.tell(chat_id, person, "error-admins-only", lang=lang, message_id=message_id)
             return
         menu = render_menu(kit.tr, lang, settings, default_timeout=kit.settings.turn_timeout)
         await self.out.send(chat_id, menu, reply_to=message_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Literal
 
@@ -114,7 +114,9 @@ class Lobbies(Room):
             fill(record)
         record = await self.store.create(record)
         try:
-            record.lobby.message_id = await self.out.send(chat_id, self._render(record))
+            # The lobby's opening is one of the few group messages that notify.
+            opening = replace(self._render(record), notify=True)
+            record.lobby.message_id = await self.out.send(chat_id, opening)
         except (Blocked, Refused):
             # Telegram refused it: nobody can see or join this lobby. Close it, so that the
             # next /newgame opens a fresh one instead of pointing at nothing.
@@ -156,13 +158,22 @@ class Lobbies(Room):
         )
 
     async def refresh(
-        self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
+        self,
+        record: GameRecord,
+        closed: str | None = None,
+        *,
+        pick_level: bool = False,
+        paced: bool = False,
     ) -> None:
         """Bring the lobby message up to date (`closed`: its last words, no buttons). Its
-        latest state wins and is never lost, not even to 429s."""
+        latest state wins and is never lost, not even to 429s. `paced` (a seat taken or
+        left): at most one edit every `LOBBY_EDIT_INTERVAL` s, the seats taken meanwhile
+        shown together (each joiner heard so in the tap's answer), so that the group's
+        budget is left for the table."""
         if closed is not None and record.lobby.message_id is None:
             return
-        self.screens.lobby(record, self._render(record, closed, pick_level=pick_level))
+        rendered = self._render(record, closed, pick_level=pick_level)
+        self.screens.lobby(record, rendered, paced=paced)
 
     # ---------------------------------------------------------------- the lobby's buttons
 
@@ -195,7 +206,11 @@ class Lobbies(Room):
                     query, data.op, self._info(record, data.op), toast_language=lang
                 )
             elif not await self.may_manage(record, person):  # cancel, and the computers
-                await self.out.answer(query, self.kit.t(lang, "error-not-opener"), alert=True)
+                # Everyone sees the lobby's buttons (a group message has one keyboard for
+                # all): a tap on one that is not theirs is told whose it is.
+                key = "error-not-opener" if data.op == "cancel" else "error-computers-opener"
+                opener = render.short_name(record.meta.opener)  # (a toast is plain text)
+                await self.out.answer(query, self.kit.t(lang, key, opener=opener), alert=True)
             elif data.op == "cancel":
                 await self.store.close_game(record)  # a Conflict: nothing was applied
                 await self.out.answer(query, self.kit.t(lang, "lobby-cancelled"))
@@ -241,7 +256,7 @@ class Lobbies(Room):
             record.lobby.opener_id, record.meta.opener = people[0]
         await self.store.save(record)
         await self.out.answer(query, self.kit.t(lang, "lobby-left"))
-        await self.refresh(record)
+        await self.refresh(record, paced=True)
 
     async def _join(self, record: GameRecord, person: Person, query: Tap) -> None:
         kit = self.kit
@@ -273,7 +288,7 @@ class Lobbies(Room):
         seat(record, person, player.language)
         await self.store.save(record)
         await self.out.answer(query, kit.t(lang, "lobby-joined"))
-        await self.refresh(record)
+        await self.refresh(record, paced=True)
         if self.joined is not None:
             await self.joined(record)
 
@@ -312,11 +327,13 @@ class Lobbies(Room):
         record.started_at = self.kit.clock()
         record.meta.log = []
         record.meta.quiet = await self.kit.alerts_off(record)
+        # The lobby message becomes the table (one group message fewer, and none of the
+        # group's budget spent on a lobby nobody needs any more); without one, a new table.
+        record.table_message_id = self.screens.lobby_to_table(record)
         self.store.set_deadline(record)
         await self.store.save(record)
         games.started(record)
         await self.out.answer(query, started or None)
-        await self.refresh(record, closed="lobby-started")
         self.screens.table(record)
         await self.screens.hands(record, force=True)
         await self.computers.drive(record)

@@ -46,14 +46,15 @@ class Moderation(Room):
         lang = record.language if record else await kit.chat_language(chat_id, person.language)
         if record is None or record.game is None:
             # A lobby has its own Leave button.
-            key = "leave-in-lobby" if record is not None else "error-no-game"
-            await self._reply(chat_id, lang, key, message_id)
+            if record is None:  # about the chat ("here"): answered where it was asked
+                await self._reply(chat_id, lang, "error-no-game", message_id)
+            else:
+                await self.tell(chat_id, person, "leave-in-lobby", lang=lang, message_id=message_id)
             return
         if person.player_id not in record.game.active_players:
             out = person.player_id in record.game.players
-            await self._reply(
-                chat_id, lang, "error-player-out" if out else "error-not-in-game", message_id
-            )
+            key = "error-player-out" if out else "error-not-in-game"
+            await self.tell(chat_id, person, key, lang=lang, message_id=message_id)
             return
         question = render.confirm_leave(
             kit.tr,
@@ -92,7 +93,9 @@ class Moderation(Room):
                 return
             lang = record.language
             if not await self.lobbies.may_manage(record, person):
-                await self._reply(chat_id, lang, "error-not-opener", message_id)
+                await self.tell(
+                    chat_id, person, "error-not-opener", lang=lang, message_id=message_id
+                )
                 return
             was_lobby = record.status == "lobby"
             await self.store.close_game(record)
@@ -116,11 +119,11 @@ class Moderation(Room):
         record = await self.store.peek(chat_id)
         lang = record.language if record else await kit.chat_language(chat_id, person.language)
         if not await kit.is_admin(chat_id, person.user_id):
-            await self._reply(chat_id, lang, "error-kick-admins", message_id)
+            await self.tell(chat_id, person, "error-kick-admins", lang=lang, message_id=message_id)
             return
         game = record.game if record is not None and record.status == "running" else None
         if target is None or game is None or target.player_id not in game.active_players:
-            await self._reply(chat_id, lang, "kick-how", message_id)
+            await self.tell(chat_id, person, "kick-how", lang=lang, message_id=message_id)
             return
         assert record is not None and record.id is not None
         question = render.confirm_kick(
@@ -146,6 +149,40 @@ class Moderation(Room):
             await self.out.answer(query, self.kit.t(person.language, "error-not-your-button"))
             return
         await self._confirmed(query, person, game_id, person.player_id, "resigned")
+
+    async def leave_declined(self, *, query: Tap, person: Person, user_id: int) -> None:
+        """The player who sent /leave says No: they play on, and the question goes."""
+        if person.user_id != user_id:
+            await self.out.answer(query, self.kit.t(person.language, "error-not-your-button"))
+            return
+        await self.out.answer(query, self.kit.t(person.language, "leave-kept"))
+        await self._withdraw(query, self.kit.t(person.language, "leave-kept"))
+
+    async def kick_declined(
+        self, *, query: Tap, person: Person, game_id: int, user_id: int
+    ) -> None:
+        """An admin says No to a /kick question: nobody is removed, and the question goes."""
+        t = self.kit.t
+        chat_id = await self.store.chat_of_game(game_id)
+        if chat_id is None or not await self.kit.is_admin(chat_id, person.user_id):
+            await self.out.answer(query, t(person.language, "error-kick-admins"), alert=True)
+            return
+        record = await self.store.peek(chat_id)
+        lang = record.language if record is not None else person.language
+        name = str(user_id)
+        if record is not None and record.id == game_id:
+            name = self.kit.names(record, lang).get(str(user_id), name)
+        await self.out.answer(query)
+        await self._withdraw(query, t(lang, "kick-dropped", player=render.esc(name)))
+
+    async def _withdraw(self, query: Tap, last_words: str) -> None:
+        """A /kick or /leave question answered No: deleted (nothing is left of it in the
+        chat); where Telegram refuses, it says `last_words`, without buttons. No waiting out
+        a 429."""
+        if query.chat_id is None or query.message_id is None:
+            return
+        if not await self.out.delete(query.chat_id, query.message_id):
+            await self._close_question(query, last_words)
 
     async def _confirmed(
         self, query: Tap, person: Person, game_id: int, player_id: str, why: Departure

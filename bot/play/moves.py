@@ -174,8 +174,13 @@ class Moves(Room):
         if chat_id is not None:  # in a group, from someone who does not play there
             lang = await kit.chat_language(chat_id, person.language)
             running = any(r.status == "running" for r in records)
-            key = "error-not-in-game" if running else "error-no-game"
-            await self.out.send(chat_id, render.Rendered(kit.t(lang, key)), reply_to=message_id)
+            if running:  # that person's business: told privately where the bot may
+                await self.tell(
+                    chat_id, person, "error-not-in-game", lang=lang, message_id=message_id
+                )
+            else:  # about the chat ("here"): answered where it was asked
+                text = render.Rendered(kit.t(lang, "error-no-game"))
+                await self.out.send(chat_id, text, reply_to=message_id)
             return False
         text = render.Rendered(kit.t(person.language, "error-no-game"))
         await self.out.send(person.user_id, text)

@@ -115,10 +115,7 @@ class Welcome(Room):
         await self.out.send(
             person.user_id, render.Rendered(kit.t(lang, "private-joined", chat=chat))
         )
-        await self.lobbies.refresh(record)
-        joined = kit.t(
-            record.language, "group-joined", player=render.esc(render.short_name(person.name))
-        )
-        await self.out.send(record.chat_id, render.Rendered(joined))
+        # The lobby shows the new seat: no message of its own in the group.
+        await self.lobbies.refresh(record, paced=True)
         if self.lobbies.joined is not None:  # a Play again lobby may start now
             await self.lobbies.joined(record)

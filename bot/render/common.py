@@ -17,6 +17,11 @@ from engine.ai import LEVELS
 class Rendered:
     text: str
     keyboard: Keyboard | None = None
+    notify: bool = False
+    """In a group, whether this message, sent as a new one, makes the members' phones announce
+    it: only the lobby's opening and the result do; every other group message is silent
+    (`disable_notification`). In a private chat a new message always notifies (a turn alert
+    must); an edit never does."""
 
 
 NAME_LIMIT: Final = 24

@@ -38,7 +38,7 @@ def lobby(
     `invited`: people asked by name (Play again) who have no seat yet; Join seats them.
     `again`: a lobby opened by Play again that starts by itself (`bot.play.again`).
 
-    `closed` is a locale key ("lobby-expired", "lobby-cancelled", "lobby-started"):
+    `closed` is a locale key ("lobby-expired", "lobby-cancelled"):
     the lobby is over and shows no buttons.
     """
     names = ", ".join(esc(s.name) + (" 🤖" if s.is_computer else "") for s in seats) or tr.t(
@@ -49,7 +49,7 @@ def lobby(
         # Once closed, nobody is asked to press Join any more.
         tr.t(lang, "lobby-opened-by" if closed else "lobby-created", name=esc(opener)),
         "",
-        # One line, the same before and after the start; the Rules button and /rules have
+        # One line (a closed lobby keeps it); the Rules button and /rules have
         # every option and the time per move.
         rules_summary(tr, lang, rules),
         "",

@@ -78,7 +78,7 @@ def evening_tally(
 def confirm_leave(
     tr: Translator, lang: str, *, game_id: int, user_id: int, name: str, practice: bool = False
 ) -> Rendered:
-    """/leave: a confirm button that only the player who asked can press (R18). In a
+    """/leave: Yes and No buttons that only the player who asked can press (R18). In a
     private chat the question names the practice game (the player may have group games)."""
     keyboard = Keyboard(
         [
@@ -86,7 +86,11 @@ def confirm_leave(
                 Button(
                     tr.t(lang, "button-resign"),
                     callback_data=encode_leave(game_id, user_id),
-                )
+                ),
+                Button(
+                    tr.t(lang, "button-play-on"),
+                    callback_data=encode_leave(game_id, user_id, no=True),
+                ),
             ]
         ]
     )
@@ -108,14 +112,19 @@ def add_to_group_keyboard(tr: Translator, lang: str | None, bot_username: str) -
 
 
 def confirm_kick(tr: Translator, lang: str, *, game_id: int, user_id: int, name: str) -> Rendered:
-    """/kick: an admin confirms removing a player from the running game (R18)."""
+    """/kick: an admin confirms removing a player from the running game (R18), or says
+    No."""
     keyboard = Keyboard(
         [
             [
                 Button(
                     tr.t(lang, "button-kick", player=short_name(name)),
                     callback_data=encode_kick(game_id, user_id),
-                )
+                ),
+                Button(
+                    tr.t(lang, "button-kick-no"),
+                    callback_data=encode_kick(game_id, user_id, no=True),
+                ),
             ]
         ]
     )

@@ -339,8 +339,14 @@ async def _dispatch(rooms: Rooms, tap: Tap, person: Person, data: object) -> Non
         await rooms.lobbies.start_practice(
             query=tap, person=person, opponents=data.opponents, level=data.level
         )
+    elif isinstance(data, LeaveData) and data.no:
+        await rooms.moderation.leave_declined(query=tap, person=person, user_id=data.user_id)
     elif isinstance(data, LeaveData):
         await rooms.moderation.leave_confirmed(
+            query=tap, person=person, game_id=data.game_id, user_id=data.user_id
+        )
+    elif isinstance(data, KickData) and data.no:
+        await rooms.moderation.kick_declined(
             query=tap, person=person, game_id=data.game_id, user_id=data.user_id
         )
     elif isinstance(data, KickData):

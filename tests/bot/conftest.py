@@ -195,6 +195,7 @@ def make_settings(db_path: Path, **overrides: Any) -> Settings:
         "bot_token": TOKEN,
         "database_url": f"sqlite:///{db_path}",
         "table_edit_interval": 0,
+        "lobby_edit_interval": 0,
         "turn_timeout": 60,
         "lobby_timeout": 600,
         "computer_delay": 0,

@@ -86,7 +86,7 @@ async def test_adding_computers_is_for_the_opener_and_a_person_must_play(
     lobby = h.lobby_message(group)
     tap = bob.tap(lobby, "Add computer")
     await h.send(tap)
-    assert "Only the player who opened" in (h.fake.answer_for(tap).text or "")
+    assert "Only Alice (who opened this game)" in (h.fake.answer_for(tap).text or "")
     await h.send(alice.tap(lobby, "Leave"))
     for _ in range(2):
         await h.send(alice.tap(lobby, "Add computer"))

@@ -177,7 +177,8 @@ async def test_join_through_the_deep_link(harness: BotHarness) -> None:
     await h.send(bob.start_private(payload))
     assert "Bob" in h.lobby_message(group).text
     assert "seat" in h.fake.last_message(bob.id).text
-    assert "Bob has a seat" in h.fake.last_message(group.id).text
+    # The lobby shows the seat; the group gets no message of its own for it.
+    assert h.fake.last_message(group.id).message_id == h.lobby_message(group).message_id
 
 
 async def test_a_deep_link_with_a_forged_number_gets_the_welcome(harness: BotHarness) -> None:
@@ -665,14 +666,18 @@ async def test_editing_a_sent_command_does_not_run_it_again(harness: BotHarness)
     assert len(h.fake.messages(group.id)) == before  # no "a game is already being set up"
 
 
-async def test_a_closed_lobby_asks_nobody_to_join(harness: BotHarness) -> None:
+async def test_a_started_lobby_asks_nobody_to_join(harness: BotHarness) -> None:
     h = harness
     alice, bob = make_players(h, 2)
     group = h.fake.group(-2031, "Club", admins={alice})
     await h.open_game(group, [alice, bob])
-    lobby = h.fake.message(group.id, h.rooms.store.live(group.id).lobby.message_id or 0)
-    assert lobby.buttons == [] and "Alice, Bob" in lobby.text
-    assert "Join" not in lobby.text and "Opened by Alice." in lobby.text
+    record = h.rooms.store.live(group.id)
+    assert record is not None
+    lobby = h.fake.message(group.id, record.lobby.message_id or 0)
+    # The lobby message became the table: no lobby button is left on it.
+    assert lobby.message_id == record.table_message_id
+    assert all(b.callback_data is None for row in lobby.buttons for b in row)
+    assert "Join" not in lobby.text and "Bob" in lobby.text
 
 
 async def test_help_in_a_group_sends_practice_to_the_private_chat(harness: BotHarness) -> None:
@@ -952,7 +957,8 @@ async def test_leave_in_a_lobby_points_to_its_button(harness: BotHarness) -> Non
         await h.send(user.start_private())
     await h.send(alice.send(group, "/newgame"))
     await h.send(alice.send(group, "/leave"))
-    assert h.fake.last_message(group.id).text == h.rooms.kit.t("en", "leave-in-lobby")
+    # to her alone, in private (the bot may write to her there)
+    assert h.fake.last_message(alice.id).text == h.rooms.kit.t("en", "leave-in-lobby")
 
 
 async def test_a_toast_in_a_language_the_bot_lacks_is_in_the_games(harness: BotHarness) -> None:

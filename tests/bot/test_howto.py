@@ -144,7 +144,7 @@ def posted_after(h: BotHarness, chat_id: int, count: int) -> list[FakeMessage]:
     return h.fake.messages(chat_id)[count:]
 
 
-async def test_the_lobby_shows_one_rules_line_before_and_after_the_start(
+async def test_the_lobby_shows_one_rules_line_until_it_becomes_the_table(
     harness: BotHarness,
 ) -> None:
     h = harness
@@ -161,8 +161,10 @@ async def test_the_lobby_shows_one_rules_line_before_and_after_the_start(
     await h.send(bob.tap(lobby, "Join"))
     await h.send(alice.tap(lobby, "Start"))
     started = h.fake.message(group.id, lobby.message_id)
-    assert "The game has started." in started.text and started.buttons == []
-    assert line in started.text and not any(d in started.text for d in details)
+    # The lobby message is the table now: no lobby button, no rules list either.
+    assert started.message_id == (await h.table_of(group)).message_id
+    assert all(b.callback_data is None for row in started.buttons for b in row)
+    assert not any(d in started.text for d in details)
     # Its old Rules button (a client that still shows it) is told the lobby is closed.
     before = len(h.fake.messages(group.id))
     tap = bob.tap_raw(started, encode_lobby(h.rooms.store.live(group.id).id or 0, "rules"))

@@ -267,7 +267,7 @@ async def test_kick_removes_the_player_after_confirm(harness: BotHarness) -> Non
     said = bob.send(group, "brb")
     await h.send(said)
     await h.send(carol.send(group, "/kick", reply_to=said["message"]["message_id"]))
-    assert "Only chat admins" in h.fake.last_message(group.id).text
+    assert "Only chat admins" in h.fake.last_message(carol.id).text  # to her alone
     await h.send(admin.send(group, "/kick", reply_to=said["message"]["message_id"]))
     confirm = h.fake.last_message(group.id)
     assert "Remove Bob" in confirm.text
