@@ -117,11 +117,6 @@ class Kit:
         value = record.meta.turn_timeout
         return self.settings.turn_timeout if value is None else value
 
-    def seconds_left(self, record: GameRecord) -> int | None:
-        if record.deadline is None:
-            return None
-        return max(0, round((record.deadline - self.clock()).total_seconds()))
-
     # ---------------------------------------------------------------- people
 
     async def is_member(self, chat_id: int, user_id: int) -> bool:

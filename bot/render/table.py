@@ -203,7 +203,10 @@ def table(
     seats = [_seat(tr, lang, view, names, p, p in computers) for p in view.players]
     step = SEATS_PER_LINE
     lines += [" · ".join(seats[i : i + step]) for i in range(0, len(seats), step)]
-    lines += ["", *table_lines(tr, lang, view)]
+    bout = table_lines(tr, lang, view)
+    if view.table:  # "Table: 6♠ ← 9♠   7♠" (no blank line: the table is read at a glance)
+        bout[0] = f"{tr.t(lang, 'hand-table')} {bout[0]}"
+    lines += bout
     end = []
     if closed:
         end.append(f"<b>{closed}</b>")

@@ -506,7 +506,7 @@ async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarne
     assert game.move_number == 1  # stored despite both errors
     # the table's edit was tried again after exactly retry_after, with the latest state
     table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
-    assert f"\n{first.text}\n" in table.text  # the card played lies on the table
+    assert f"\nTable: {first.text}\n" in table.text  # the card played lies on the table
     new_hand = h.hand_message(attacker)
     assert new_hand.message_id != hand.message_id  # sent anew, id stored
 

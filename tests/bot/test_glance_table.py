@@ -106,7 +106,7 @@ def test_r14_a_transfer_reads_right_and_its_card_shows_once() -> None:
     transfer = next(a for a in game.legal_actions("2") if type(a).__name__ == "Transfer")
     log += entries_for(game.apply("2", transfer))
     text = render.table(TR, "en", game.view(None), names=NAMES, log=log).text
-    assert "\n6♠   6♥️\n" in text
+    assert "\nTable: 6♠   6♥️\n" in text
     assert "<i>Bob transfers to Владимир</i>" in text
     assert text.count("6♥") == 1 and "🛡 Владимир (3)" in text
 

@@ -323,7 +323,7 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
         button = hand.button(card)
         await h.send(user.tap(hand, button.callback_data or ""))
     table = (await h.table_of(group)).text
-    assert "\n6♠   6♦️\n" in table and table.count("6♦") == 1
+    assert "\nTable: 6♠   6♦️\n" in table and table.count("6♦") == 1
     record = h.rooms.store.live(group.id)
     names = h.rooms.kit.names(record)
     log = record.meta.log
@@ -350,4 +350,4 @@ async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarnes
     await h.send(attacker.tap(hand, playable.callback_data or ""))
     edits = [c for c in h.fake.calls_for("editMessageText") if c.params["chat_id"] == group.id]
     assert [c.ok for c in edits] == [False, True]  # refused, then sent again
-    assert f"\n{playable.text}\n" in h.fake.message(group.id, table_id).text
+    assert f"\nTable: {playable.text}\n" in h.fake.message(group.id, table_id).text
