@@ -78,7 +78,7 @@ def time_html(tr: Translator, lang: str, deadline: datetime, fmt: str = "r") -> 
     draws in their own language and time: with `fmt` "r", "in 38 seconds", counting down
     as they look, with no edit from the bot. Inside, for a client too old to know the tag,
     the clock time in UTC ("at 12:34:56 UTC"): never stale, unlike a count of seconds."""
-    moment = deadline.astimezone(UTC)
+    moment = deadline.astimezone(UTC) if deadline.tzinfo else deadline.replace(tzinfo=UTC)
     fallback = tr.t(lang, "time-at", time=moment.strftime("%H:%M:%S"))
     return f'<tg-time unix="{int(moment.timestamp())}" format="{fmt}">{fallback}</tg-time>'
 
