@@ -141,7 +141,7 @@ def hand(
         else tr.t(lang, "hand-title", chat=esc(chat_title))
     )
     lines = [title, trump_line(tr, lang, view)]
-    if me in view.active_players:  # every seated player sees the bout, acting or not
+    if me in view.active_players and not view.is_over:  # every seated player sees the bout
         if view.table:
             lines += ["", f"{tr.t(lang, 'hand-table')} {'   '.join(table_lines(tr, lang, view))}"]
         else:  # "The table is empty.", not "Table: The table is empty."

@@ -18,11 +18,11 @@ MAX_TEXT: Final = 4000
 
 # ---------------------------------------------------------------- event log
 
+MAX_NOTES: Final = 4
+"""Notes a line at most (the latest): a table read at a glance, whatever a bout brought."""
 _ON_THE_TABLE: Final = frozenset({"attack", "add", "defend", "pass", "take"})
 """What the table shows as it lies (the pairs, the seats' "done" and "takes"): not told again."""
 _ENDS: Final = frozenset({"beaten", "picked"})
-MAX_NOTES: Final = 4
-"""Notes a line at most (the latest): a table read at a glance, whatever a bout brought."""
 _BOUT_ONLY: Final = frozenset({"transfer", "show"})
 """Told while their bout lies on the table, not once it has ended."""
 
@@ -85,7 +85,7 @@ def _joined(words: list[str], of: int) -> str:
 
 
 def _ending(tr: Translator, lang: str, entry: LogEntry, names: Mapping[str, str]) -> str:
-    """How a bout ended: "Last bout beaten off: 7♠ 9♠", "Last bout: Bob took 6♣ Q♣"."""
+    """How a bout ended: "Last bout: 7♠ 9♠ beaten off", "Last bout: Bob took 6♣ Q♣"."""
     if not entry.cards:  # (stored before cards were named)
         return log_line(tr, lang, entry, names)
     cards = cards_text(entry.cards)
