@@ -4,9 +4,10 @@
 sends within Telegram's limits, latest state first; nothing here waits for Telegram, so a
 chat's lock is never held while a message goes out:
 
-- a **hand** is wanted anew only when what that player can decide changes (`hand_state`);
-  the hand of a player the game waits for goes first, then the tapping player's own, and
-  the hands of players who cannot act last;
+- a **hand** is wanted anew only when what it shows changes (`hand_state`: the player's
+  cards and options, the bout on the table, the roles, the deadline of one the game waits
+  for); the hand of a player the game waits for goes first, then the tapping player's
+  own, and the hands of players who cannot act last;
 - the **table** is one slot per game, edited at most every `TABLE_EDIT_INTERVAL` seconds
   with the latest state, and never with what the message shows already;
 - a **turn alert**: when the game starts waiting for a player who has not tapped for a while,
