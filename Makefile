@@ -60,6 +60,7 @@ bench: $(STAMP) engine
 	$(COMPILED_ENV) $(BIN)/python bench/storage.py
 	$(COMPILED_ENV) $(BIN)/python bench/bot.py
 	$(COMPILED_ENV) $(BIN)/python bench/bot.py --human --games 10,30
+	$(BIN)/python bench/glance.py
 
 clean:
 	rm -rf $(VENV) build .mypy_cache .ruff_cache .pytest_cache .hypothesis

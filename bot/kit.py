@@ -138,11 +138,6 @@ class Kit:
         """Seconds the current wait takes from its start: the throw-in window, or a turn."""
         return self.throw_in_window(record) if self.in_window(record) else self.turn_timeout(record)
 
-    def seconds_left(self, record: GameRecord) -> int | None:
-        if record.deadline is None:
-            return None
-        return max(0, round((record.deadline - self.clock()).total_seconds()))
-
     # ---------------------------------------------------------------- people
 
     async def is_member(self, chat_id: int, user_id: int) -> bool:

@@ -1,10 +1,11 @@
 """The table's log of the last bouts: what happened, as `storage.LogEntry` values.
 
 Entries are stored with the game (so the table reads the same after a restart) and put
-into words by `render.log_line` in the chat's language, a line per bout. They name every
-card the rules made public (played, covered, transferred with, shown, beaten off, picked
-up, exchanged), so that a player who looks at the table only every few seconds misses no
-card that was on it; never a card that only a hand holds.
+into words by `render.log_line` in the chat's language. They name every card the rules
+made public (played, covered, transferred with, shown, beaten off, picked up, exchanged);
+never a card that only a hand holds. The table tells from them how the last bout ended,
+with the cards that left the table then, and what it does not show of the bout on it
+(`render.table.log_lines`): a card lying on the table is named there alone.
 
 Besides the engine's events, a move may come from the bot itself: `TimedOut` (it moved for
 a player whose time ran out), `RemovedForTimeouts` (R18: the third in a row), `Removed`

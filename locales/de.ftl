@@ -113,9 +113,12 @@ table-title = Durak
 table-trump = Trumpf { $card } · Stapel { $stock } · Ablage { $discard }
 table-empty = Der Tisch ist leer.
 table-waiting = Wir warten auf { $names }.
-table-waiting-deadline = Wir warten auf { $names } (noch { $seconds } Sek.).
-table-window = In { $seconds } Sek. ist die Runde abgewehrt, wenn niemand mehr zuwirft.
-table-window-take = In { $seconds } Sek. nimmt { $player } alles auf, wenn niemand mehr zuwirft.
+table-window = ⏳ Die Runde ist { $time } abgewehrt, wenn niemand mehr zuwirft.
+table-window-take = ⏳ { $player } nimmt { $time } alles auf, wenn niemand mehr zuwirft.
+table-waiting-until = ⏳ Wir warten auf { $names }: Die Zeit läuft { $time } ab.
+table-last-beaten = Letzte Runde: { $cards } abgelegt
+table-last-picked = Letzte Runde: { $player } nimmt { $cards } auf
+time-at = um { $time } UTC
 seat-out = raus
 seat-draws = zieht nach der Runde nach
 seat-takes = nimmt auf
@@ -143,9 +146,9 @@ hand-you-may-add = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch
 hand-you-may-add-take = { $player } nimmt auf. Du kannst noch eine Karte zuwerfen, deren Wert auf dem Tisch liegt, oder auf „Fertig“ tippen.
 hand-you-may-add-now = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt.
 hand-you-are-out = Du bist raus. Gut gespielt!
-hand-seconds-left = Noch { $seconds } Sek.
-hand-window = In { $seconds } Sek. ist die Runde abgewehrt: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
-hand-window-take = In { $seconds } Sek. nimmt { $player } alles auf: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
+hand-time-left = ⏳ Deine Zeit läuft { $time } ab.
+hand-window = Die Runde ist { $time } abgewehrt: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
+hand-window-take = { $player } nimmt { $time } alles auf: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
 hand-timed-out = Deine Zeit ist abgelaufen, ich habe für dich gespielt ({ $count } von { $max } in Folge; nach { $max } verlierst du das Spiel als Durak).
 hand-choose = Welcher Zug?
 hand-confirm-transfer = Weiterschieben? Dann verteidigt { $player }.
@@ -359,7 +362,7 @@ button-kick-no = Nein
 kick-dropped = { $player } bleibt im Spiel.
 result-kicked = { $player } wurde von einem Admin entfernt.
 result-left = { $player } hat die Gruppe verlassen.
-warn-time = ⏳ Noch { $seconds } Sek. für deinen Zug in { $chat }.
+warn-time = ⏳ Die Hälfte deiner Zeit ist um: Dein Zug in { $chat }, die Zeit läuft { $time } ab.
 
 ## /stats
 

@@ -113,9 +113,12 @@ table-title = Durak
 table-trump = Trump { $card } · stock { $stock } · discard { $discard }
 table-empty = The table is empty.
 table-waiting = Waiting for { $names }.
-table-waiting-deadline = Waiting for { $names } ({ $seconds } s).
-table-window = Beaten off in { $seconds } s unless someone throws in.
-table-window-take = { $player } takes it all in { $seconds } s unless someone throws in.
+table-window = ⏳ Beaten off { $time } unless someone throws in.
+table-window-take = ⏳ { $player } takes it all { $time } unless someone throws in.
+table-waiting-until = ⏳ Waiting for { $names }: time runs out { $time }.
+table-last-beaten = Last bout: { $cards } beaten off
+table-last-picked = Last bout: { $player } took { $cards }
+time-at = at { $time } UTC
 seat-out = out
 seat-draws = draws after the bout
 seat-takes = takes
@@ -143,9 +146,9 @@ hand-you-may-add = You may throw in a card of a rank on the table, or tap Done.
 hand-you-may-add-take = { $player } takes. You may still throw in a card of a rank on the table, or tap Done.
 hand-you-may-add-now = You may throw in a card of a rank on the table.
 hand-you-are-out = You are out of the game. Well played!
-hand-seconds-left = { $seconds } s left.
-hand-window = Beaten off in { $seconds } s: tap a card to throw in, or Done.
-hand-window-take = { $player } takes it all in { $seconds } s: tap a card to throw in, or Done.
+hand-time-left = ⏳ Your time runs out { $time }.
+hand-window = Beaten off { $time }: tap a card to throw in, or Done.
+hand-window-take = { $player } takes it all { $time }: tap a card to throw in, or Done.
 hand-timed-out = Your time ran out, so I moved for you ({ $count } of { $max } in a row; at { $max } you lose this game as the durak).
 hand-choose = Which one?
 hand-confirm-transfer = Transfer the attack? { $player } would defend then.
@@ -363,7 +366,7 @@ button-kick-no = No
 kick-dropped = { $player } stays in the game.
 result-kicked = { $player } was removed by an admin.
 result-left = { $player } left the group.
-warn-time = ⏳ { $seconds } s left for your move in { $chat }.
+warn-time = ⏳ Half your time is gone: your move in { $chat }, time runs out { $time }.
 
 ## /stats
 

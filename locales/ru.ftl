@@ -133,9 +133,12 @@ table-title = Дурак
 table-trump = Козырь { $card } · колода { $stock } · отбой { $discard }
 table-empty = На столе пусто.
 table-waiting = Ждём: { $names }.
-table-waiting-deadline = Ждём: { $names } ({ $seconds } сек.).
-table-window = В отбой через { $seconds } сек., если никто не подкинет.
-table-window-take = { $player } забирает всё через { $seconds } сек., если никто не подкинет.
+table-window = ⏳ В отбой { $time }, если никто не подкинет.
+table-window-take = ⏳ { $player } забирает всё { $time }, если никто не подкинет.
+table-waiting-until = ⏳ Ждём: { $names }, время выйдет { $time }.
+table-last-beaten = Прошлый ход: в отбой { $cards }
+table-last-picked = Прошлый ход: { $player } забирает { $cards }
+time-at = в { $time } UTC
 seat-out = вне игры
 seat-draws = доберёт после хода
 seat-takes = берёт
@@ -163,9 +166,9 @@ hand-you-may-add = Можешь подкинуть карту того же до
 hand-you-may-add-take = { $player } берёт. Можешь ещё подкинуть карту того же достоинства, что есть на столе, или нажми «Пас».
 hand-you-may-add-now = Можешь подкинуть карту того же достоинства, что есть на столе.
 hand-you-are-out = У тебя не осталось карт — ты вне игры. Отличная игра!
-hand-seconds-left = Осталось { $seconds } сек.
-hand-window = В отбой через { $seconds } сек.: нажми карту, чтобы подкинуть, или «Бито».
-hand-window-take = { $player } забирает всё через { $seconds } сек.: нажми карту, чтобы подкинуть, или «Пас».
+hand-time-left = ⏳ Твоё время выйдет { $time }.
+hand-window = В отбой { $time }: нажми карту, чтобы подкинуть, или «Бито».
+hand-window-take = { $player } забирает всё { $time }: нажми карту, чтобы подкинуть, или «Пас».
 hand-timed-out = Время вышло, и я сходил за тебя ({ $count } из { $max } подряд; после { $max } ты проигрываешь партию и остаёшься в дураках).
 hand-choose = Какой ход?
 hand-confirm-transfer = Перевести? Тогда отбивается { $player }.
@@ -395,7 +398,7 @@ button-kick-no = Нет
 kick-dropped = { $player } остаётся в игре.
 result-kicked = Игрока { $player } исключил админ.
 result-left = Игрок { $player } покинул группу.
-warn-time = ⏳ На твой ход в группе «{ $chat }» осталось { $seconds } сек.
+warn-time = ⏳ Половина времени прошла: твой ход в группе «{ $chat }», время выйдет { $time }.
 
 ## /stats
 

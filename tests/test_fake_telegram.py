@@ -344,6 +344,11 @@ async def test_reply_to_missing_message(fake: FakeTelegram, bot: Bot) -> None:
         "<span>x</span>",  # span needs class="tg-spoiler"
         '<a href="https://x.org">x',
         "<b",
+        "<tg-time>in 40 s</tg-time>",  # a date_time entity needs its moment
+        '<tg-time unix="soon" format="r">x</tg-time>',
+        '<tg-time unix="1767225600" format="rt">x</tg-time>',  # "r" stands alone
+        '<tg-time unix="1767225600" format="x">x</tg-time>',
+        '<tg-time unix="1767225600" format="tD">x</tg-time>',  # weekday, date, time: in order
     ],
 )
 async def test_malformed_html_is_rejected(fake: FakeTelegram, bot: Bot, source: str) -> None:
@@ -366,6 +371,11 @@ async def test_malformed_html_is_rejected(fake: FakeTelegram, bot: Bot, source: 
         ("<blockquote expandable>q</blockquote>", "q"),
         ('<pre><code class="language-python">x = 1</code></pre>', "x = 1"),
         ('<tg-emoji emoji-id="5368324170671202286">👍</tg-emoji>', "👍"),
+        ('<tg-time unix="1767225600" format="r">in 40 s</tg-time>', "in 40 s"),
+        (
+            '<tg-time unix="1767225600" format="wDT">x</tg-time> <tg-time unix="1">y</tg-time>',
+            "x y",
+        ),
         ("<B>upper</B> a > b", "upper a > b"),
     ],
 )
@@ -384,6 +394,20 @@ def test_html_entities_use_utf16_offsets() -> None:
     assert entities == [
         {"type": "bold", "offset": 3, "length": 1},
         {"type": "text_link", "offset": 5, "length": 1, "url": "https://a.b"},
+    ]
+
+
+def test_a_date_time_entity_keeps_its_moment_and_format() -> None:
+    text, entities = parse_html('⏳ <tg-time format="r" unix="1767225600">at 00:00 UTC</tg-time>')
+    assert text == "⏳ at 00:00 UTC"
+    assert entities == [
+        {
+            "type": "date_time",
+            "offset": 2,
+            "length": 12,
+            "unix_time": 1767225600,
+            "date_time_format": "r",
+        }
     ]
 
 

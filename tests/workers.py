@@ -963,7 +963,7 @@ async def _check(
     # Each of the sleepy player's three turns: one half-time warning, then the timeout; the
     # third removes them (R18). A deadline handled twice would remove them a turn early
     # (two warnings), a warning sent twice would show four.
-    warned = [m for m in fake.messages(sleepy.id) if "left for your move" in m.text]
+    warned = [m for m in fake.messages(sleepy.id) if "Half your time is gone" in m.text]
     removed = [m for m in fake.messages(groups[0].id) if "was removed for not moving" in m.text]
     if len(warned) != 3 or len(removed) != 1:
         problems.append(
@@ -975,7 +975,7 @@ async def _check(
         problems.append(f"{len(limited)} calls answered 429, e.g. {limited[0].method}")
     for group in groups:
         messages = fake.messages(group.id)
-        tables = [m for m in messages if m.text.split("\n", 1)[0] == "Durak"]
+        tables = [m for m in messages if m.text.startswith("Durak · ")]  # table-title, trump
         lobbies = [m for m in messages if "Join" in m.button_texts or m.text.startswith("New game")]
         results = [m for m in messages if "Game over" in m.text]
         if len(tables) != 1 or len(results) != 1:

@@ -4,9 +4,10 @@
 sends within Telegram's limits, latest state first; nothing here waits for Telegram, so a
 chat's lock is never held while a message goes out:
 
-- a **hand** is wanted anew only when what that player can decide changes (`hand_state`);
-  the hand of a player the game waits for goes first, then the tapping player's own, and
-  the hands of players who cannot act last;
+- a **hand** is wanted anew only when what it shows changes (`hand_state`: the player's
+  cards and options, the bout on the table, the roles, the deadline of one the game waits
+  for); the hand of a player the game waits for goes first, then the tapping player's
+  own, and the hands of players who cannot act last;
 - the **table** is one slot per game, edited at most every `TABLE_EDIT_INTERVAL` seconds
   with the latest state, and never with what the message shows already;
 - a **turn alert**: when the game starts waiting for a player who has not tapped for a while,
@@ -269,7 +270,7 @@ class Screens:
             names=kit.names(record),
             computers=computers(record),
             log=record.meta.log,
-            seconds_left=kit.seconds_left(record) if record.status == "running" else None,
+            deadline=record.deadline if record.status == "running" else None,
             window=kit.in_window(record),
             # The way to the hand; not in a practice game, whose table is in that same chat.
             bot_username=kit.bot_username
@@ -310,10 +311,10 @@ class Screens:
     # ---------------------------------------------------------------- hands
 
     def hand_state(self, record: GameRecord, pid: str) -> Any:
-        """What a hand message depends on. A player who can act sees the table, so their
-        message follows every change; a passive player's message shows no table and changes
-        only with their cards, the roles or the stock (see `render.hand`); a player who is
-        out sees only that (and the end)."""
+        """What a hand message depends on: every seated player sees the bout on the table
+        (see `render.hand`), so their message follows each card played; one who can act also
+        their options and the deadline (drawn by the reader's client, so it needs no edit
+        to stay true); a player who is out sees only that (and the end)."""
         game = record.game
         assert game is not None
         if pid not in game.active_players:
@@ -322,10 +323,20 @@ class Screens:
         legal = tuple(game.legal_actions(pid))
         # The trump card shown changes with an exchange (R19), not with any move of this player.
         shown = (game.trump_card, game.stock_size, game.discard_size)
+        table = tuple(game.table)
         if is_active(legal) or pid in game.to_act:
-            table = tuple(game.table)
-            return (game.hand(pid), legal, table, game.attacker, game.defender, shown, timeouts)
-        return (game.hand(pid), game.attacker, game.defender, shown, game.is_over, timeouts)
+            deadline = record.deadline if pid in game.to_act else None
+            return (
+                game.hand(pid),
+                legal,
+                table,
+                game.attacker,
+                game.defender,
+                shown,
+                timeouts,
+                deadline,
+            )
+        return (game.hand(pid), table, game.attacker, game.defender, shown, game.is_over, timeouts)
 
     async def hands(
         self,
@@ -369,7 +380,7 @@ class Screens:
                 names=kit.names(record, lang),
                 chat_title=record.meta.title,
                 practice=record.meta.practice,
-                seconds_left=kit.seconds_left(record),
+                deadline=record.deadline,
                 window=kit.in_window(record),
                 choice=choice,
                 transfer_to=transfer_to,

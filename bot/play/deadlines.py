@@ -179,23 +179,20 @@ class Deadlines(Room):
             logger.exception("warning chat %s of its deadline failed", record.chat_id)
 
     async def _warn(self, record: GameRecord) -> None:
-        """Half time of a turn: a private warning to each player the game waits for, and the
-        time left shown on the table and in their hands brought up to date (once per turn)."""
+        """Half time of a turn: a private warning to each player the game waits for (once per
+        turn). The table and the hands need no edit: they show the deadline as a date_time
+        entity, which each reader's client counts down (`render.time_html`)."""
         game = record.game
-        assert game is not None
+        assert game is not None and record.deadline is not None
         kit = self.kit
-        seconds = kit.seconds_left(record) or 0
         for seat in record.lobby.seats:
             if seat.user_id is None or seat.is_computer or seat.player_id not in game.to_act:
                 continue
             lang = kit.lang_of(record, seat.player_id)
-            text = kit.t(lang, "warn-time", seconds=seconds, chat=title(record))
+            when = render.time_html(kit.tr, lang, record.deadline)
+            text = kit.t(lang, "warn-time", time=when, chat=title(record))
             with contextlib.suppress(Blocked, SendError):
                 await self.out.send(seat.user_id, render.Rendered(text))
-        # (Not a hand showing a choice of covers: the refresh would take that choice away.)
-        plain = {p for p in game.to_act if self.screens.has_hand(record, p)}
-        await self.screens.hands(record, only=plain, force=True)
-        self.screens.table(record)
 
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:

@@ -12,7 +12,9 @@ a hand can only reach the player it belongs to, through `hand()`.
 
 from bot.render.common import (
     Rendered,
+    card_str,
     card_text,
+    cards_text,
     computer_id,
     computer_name,
     esc,
@@ -22,6 +24,7 @@ from bot.render.common import (
     rules_summary,
     rules_text,
     short_name,
+    time_html,
 )
 from bot.render.hand import hand
 from bot.render.lobby import LobbySeat, lobby
@@ -40,7 +43,9 @@ __all__ = [
     "LobbySeat",
     "Rendered",
     "add_to_group_keyboard",
+    "card_str",
     "card_text",
+    "cards_text",
     "computer_id",
     "computer_name",
     "confirm_kick",
@@ -60,5 +65,6 @@ __all__ = [
     "rules_text",
     "short_name",
     "table",
+    "time_html",
     "waiting_line",
 ]

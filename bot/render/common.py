@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Final
 
 from bot.i18n import Translator
@@ -53,8 +54,38 @@ def computer_name(tr: Translator, lang: str, player_id: str) -> str | None:
     return tr.t(lang, "computer-name", n=int(number), level=tr.t(lang, f"level-{level}"))
 
 
+RED_SUITS: Final = ("♥", "♦")
+EMOJI: Final = "\ufe0f"
+"""Variation selector 16: ♥️ ♦️ in emoji presentation, which every Telegram client draws
+red, in light and dark themes alike; ♠ ♣ stay text and take the theme's text colour. So
+the two colours of a deck tell suits apart at a glance (♥ and ♦ as plain text look like
+♠ and ♣ on a phone)."""
+
+
+def card_str(text: str) -> str:
+    """A card's text as shown (``"6♥"`` -> ``"6♥️"``): red suits in emoji presentation."""
+    if text.endswith(RED_SUITS):
+        return text + EMOJI
+    return text
+
+
 def card_text(card: Card | None) -> str:
-    return "—" if card is None else str(card)
+    return "—" if card is None else card_str(str(card))
+
+
+def cards_text(cards: Iterable[Card | str]) -> str:
+    """Cards in a row, each as `card_str` shows it."""
+    return " ".join(card_str(str(card)) for card in cards)
+
+
+def time_html(tr: Translator, lang: str, deadline: datetime, fmt: str = "r") -> str:
+    """A moment as Telegram's date_time entity (Bot API 9.5), which each reader's client
+    draws in their own language and time: with `fmt` "r", "in 38 seconds", counting down
+    as they look, with no edit from the bot. Inside, for a client too old to know the tag,
+    the clock time in UTC ("at 12:34:56 UTC"): never stale, unlike a count of seconds."""
+    moment = deadline.astimezone(UTC) if deadline.tzinfo else deadline.replace(tzinfo=UTC)
+    fallback = tr.t(lang, "time-at", time=moment.strftime("%H:%M:%S"))
+    return f'<tg-time unix="{int(moment.timestamp())}" format="{fmt}">{fallback}</tg-time>'
 
 
 def name_of(names: Mapping[str, str], player: str) -> str:

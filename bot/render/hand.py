@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Final
 
 from bot.callbacks import CardTap, Refresh, encode_move
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
-from bot.render.common import Rendered, esc, name_of
+from bot.render.common import Rendered, card_text, cards_text, esc, name_of, time_html
 from bot.render.table import table_lines, trump_line
 from engine import (
     Action,
@@ -24,7 +25,7 @@ from engine import (
     Take,
     Transfer,
 )
-from engine.advice import is_active, playable_cards
+from engine.advice import playable_cards
 
 CARDS_PER_ROW: Final = 6
 _REFRESH: Final = Refresh()
@@ -84,13 +85,13 @@ def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> 
     for transfer in (a for a in view.legal if isinstance(a, Transfer)):  # R14: each card
         buttons.append(
             Button(
-                tr.t(lang, "button-transfer", card=str(transfer.card)),
+                tr.t(lang, "button-transfer", card=card_text(transfer.card)),
                 callback_data=encode_move(game_id, move, transfer),
             )
         )
     for action in view.legal:
         if isinstance(action, ShowTrump):
-            label = tr.t(lang, "button-show-trump", card=str(action.card))
+            label = tr.t(lang, "button-show-trump", card=card_text(action.card))
         elif isinstance(action, Take):
             label = tr.t(lang, "button-take")
         elif isinstance(action, Pass):
@@ -106,7 +107,7 @@ def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> 
 
 
 def _card_label(card: Card, playable: bool) -> str:
-    return str(card) if playable else f"·{card}·"
+    return card_text(card) if playable else f"·{card_text(card)}·"
 
 
 def hand(
@@ -118,7 +119,7 @@ def hand(
     names: Mapping[str, str],
     chat_title: str,
     practice: bool = False,
-    seconds_left: int | None = None,
+    deadline: datetime | None = None,
     window: bool = False,
     choice: Sequence[Action] | None = None,
     transfer_to: str | None = None,
@@ -131,39 +132,38 @@ def hand(
     why not when tapped. `choice` replaces the cards with the options of an ambiguous
     tap (a card that covers several attack cards, or covers and transfers); a card that can
     only transfer asks to confirm, naming who would defend then (`transfer_to`).
-    `window`: `seconds_left` is a throw-in window's (the bout ends by itself then).
+    `window`: `deadline` is a throw-in window's (the bout ends by itself then).
     """
     me = view.viewer
     assert me is not None
     assert view.hand is not None
-    active = is_active(view.legal) or me in view.to_act
     title = (
         tr.t(lang, "hand-title-practice")
         if practice
         else tr.t(lang, "hand-title", chat=esc(chat_title))
     )
     lines = [title, trump_line(tr, lang, view)]
-    if active:  # a passive player's message shows no table: it would go stale unedited
+    if me in view.active_players and not view.is_over:  # every seated player sees the bout
         if view.table:
-            lines += ["", f"{tr.t(lang, 'hand-table')} {'  '.join(table_lines(tr, lang, view))}"]
+            lines += ["", f"{tr.t(lang, 'hand-table')} {'   '.join(table_lines(tr, lang, view))}"]
         else:  # "The table is empty.", not "Table: The table is empty."
             lines += ["", *table_lines(tr, lang, view)]
     if view.is_over:
         return _hand_at_the_end(tr, lang, view, names, lines)
     role = _your_role(tr, lang, view, names)
-    in_window = window and view.closing and me in view.to_act and seconds_left is not None
+    in_window = window and view.closing and me in view.to_act and deadline is not None
     if in_window:  # what they may do, and when the bout ends by itself
-        assert seconds_left is not None
-        seconds = max(0, seconds_left)
+        assert deadline is not None
+        time = time_html(tr, lang, deadline)  # counted down by the reader's client
         if view.defender_took:
             player = name_of(names, view.defender)
-            role = tr.t(lang, "hand-window-take", player=player, seconds=seconds)
+            role = tr.t(lang, "hand-window-take", player=player, time=time)
         else:
-            role = tr.t(lang, "hand-window", seconds=seconds)
+            role = tr.t(lang, "hand-window", time=time)
     if role:
         lines += ["", f"<b>{role}</b>"]
-    if me in view.to_act and seconds_left is not None and not in_window:
-        lines.append(tr.t(lang, "hand-seconds-left", seconds=max(0, seconds_left)))
+    if me in view.to_act and deadline is not None and not in_window:  # counted down by the
+        lines.append(tr.t(lang, "hand-time-left", time=time_html(tr, lang, deadline)))  # client
     if timeouts:  # the bot moved for this player (R18): say so until they move themselves
         lines += ["", tr.t(lang, "hand-timed-out", count=timeouts, max=max_timeouts)]
     move = view.move_number
@@ -175,9 +175,14 @@ def hand(
             lines += ["", tr.t(lang, "hand-choose")]
         for action in choice:
             if isinstance(action, Defend):
-                label = tr.t(lang, "button-cover", attack=str(action.attack), card=str(action.card))
+                label = tr.t(
+                    lang,
+                    "button-cover",
+                    attack=card_text(action.attack),
+                    card=card_text(action.card),
+                )
             elif isinstance(action, Transfer):
-                label = tr.t(lang, "button-transfer", card=str(action.card))
+                label = tr.t(lang, "button-transfer", card=card_text(action.card))
             else:
                 label = str(action)
             rows.append([Button(label, callback_data=encode_move(game_id, move, action))])
@@ -239,5 +244,5 @@ def _hand_at_the_end(
     if place is not None and outcome.durak != view.viewer:
         lines.append(tr.t(lang, "hand-result-place", place=place, count=len(view.players)))
     if view.hand:
-        lines.append(tr.t(lang, "hand-last-cards", cards=" ".join(map(str, view.hand))))
+        lines.append(tr.t(lang, "hand-last-cards", cards=cards_text(view.hand)))
     return Rendered("\n".join(lines))

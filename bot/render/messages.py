@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from bot.callbacks import encode_again, encode_howto, encode_kick, encode_leave, encode_practice
 from bot.i18n import Translator
 from bot.keyboard import Button, Keyboard
-from bot.render.common import Rendered, esc, name_of, short_name
+from bot.render.common import Rendered, card_text, esc, name_of, short_name
 from engine import Card, Outcome, Rules, Suit
 from engine.rules import MAX_BOUT_CARDS
 from storage import FinishedGame
@@ -173,11 +173,11 @@ def howto(tr: Translator, lang: str, rules: Rules, *, chat: str | None = None) -
     beat = tr.t(
         lang,
         "howto-beat",
-        higher=str(Card(10, Suit.HEARTS)),
-        lower=str(low),
+        higher=card_text(Card(10, Suit.HEARTS)),
+        lower=card_text(low),
         suit=Suit.SPADES.value,
-        trump=str(Card(rules.lowest_rank, Suit.SPADES)),
-        ace=str(Card(14, Suit.HEARTS)),
+        trump=card_text(Card(rules.lowest_rank, Suit.SPADES)),
+        ace=card_text(Card(14, Suit.HEARTS)),
     )
     lines = [
         f"<b>{title}</b>",

@@ -154,6 +154,18 @@ class BotHarness:
             return self.fake.message(user.id, self.known_hands[user.id])
         raise AssertionError(f"no hand message for {user.id}")
 
+    def read(self, message: FakeMessage) -> str:
+        """A message's text as a client shows it now (on the virtual clock): each relative
+        date_time entity (`<tg-time format="r">`) drawn as "in N s", counting down."""
+        text = message.text.encode("utf-16-le")
+        for entity in sorted(message.entities, key=lambda e: -int(e["offset"])):
+            if entity["type"] != "date_time" or entity.get("date_time_format") != "r":
+                continue
+            left = round(int(entity["unix_time"]) - self.clock().timestamp())
+            start, end = 2 * int(entity["offset"]), 2 * (entity["offset"] + entity["length"])
+            text = text[:start] + f"in {left} s".encode("utf-16-le") + text[end:]
+        return text.decode("utf-16-le")
+
     async def table_of(self, group: FakeGroup) -> FakeMessage:
         """The table message of the group's latest game (running or over), as stored."""
         async with self.rooms.kit.db.transaction(readonly=True) as tx:

@@ -1,6 +1,6 @@
-"""The table's log names every card the rules made public, a line per bout, and no other:
-a group that looks at the table only every few seconds misses no card that was on it, and
-never sees one that only a hand holds."""
+"""The table names each card the rules made public once: the bout on the table as it lies,
+and a line for how the last bout ended with the cards that left the table then; never a
+card that only a hand holds."""
 
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ NAMES = {"1": "Alice", "2": "Bob", "3": "Carol"}
 CARD = re.compile(r"(?<![0-9])(10|[2-9JQKA])([♠♣♦♥])")
 
 
-def test_r8_r14_a_bout_is_one_line_that_names_its_cards() -> None:
+def test_r12_r13_the_table_names_each_card_once_and_tells_how_the_last_bout_ended() -> None:
+    """The cards on the table are the table's; the log adds only how the last bout ended,
+    with the cards that left the table then (taken, or beaten off), and what the table does
+    not show of the bout on it."""
     log = [
         LogEntry("attack", "1", cards=("6♣",)),
         LogEntry("transfer", "2", target="3", cards=("6♦",)),
@@ -32,16 +35,14 @@ def test_r8_r14_a_bout_is_one_line_that_names_its_cards() -> None:
         LogEntry("picked", "3", count=3, cards=("6♣", "Q♣", "Q♦")),
         LogEntry("attack", "1", cards=("7♠",)),
         LogEntry("defend", "2", cards=("7♠", "9♠")),
-        LogEntry("beaten", count=2, cards=("7♠", "9♠")),
     ]
-    assert log_lines(TR, "en", log, NAMES) == [
-        "Alice attacks 6♣ · Bob transfers with 6♦ to Carol · Carol covers 6♣ with Q♣"
-        " · Alice throws in Q♦ · Carol takes 6♣ Q♣ Q♦",  # the take and the pick-up: one
-        "Alice attacks 7♠ · Bob covers 7♠ with 9♠ · beaten off: 7♠ 9♠",
-    ]
-    assert log_lines(TR, "de", log[6:], NAMES) == [
-        "Alice spielt 7♠ aus · Bob schlägt 7♠ mit 9♠ · abgelegt: 7♠ 9♠"
-    ]
+    # R14: the transfer is told while its bout lies on the table; its card lies there
+    assert log_lines(TR, "en", log[:3], NAMES) == ["Bob transfers to Carol"]
+    assert log_lines(TR, "en", log, NAMES) == ["Last bout: Carol took 6♣ Q♣ Q♦️"]
+    ended = [*log, LogEntry("beaten", count=2, cards=("7♠", "9♠")), LogEntry("out", "2")]
+    assert log_lines(TR, "en", ended, NAMES) == ["Last bout: 7♠ 9♠ beaten off · Bob is out"]
+    assert log_lines(TR, "de", ended, NAMES) == ["Letzte Runde: 7♠ 9♠ abgelegt · Bob ist raus"]
+    assert log_lines(TR, "ru", log, NAMES) == ["Прошлый ход: Carol забирает 6♣ Q♣ Q♦️"]
 
 
 def test_r14_r19_shown_and_exchanged_trumps_are_named() -> None:
@@ -51,16 +52,13 @@ def test_r14_r19_shown_and_exchanged_trumps_are_named() -> None:
         LogEntry("show", "2", target="3", cards=("7♥",)),
     ]
     assert log_lines(TR, "en", log, NAMES) == [
-        "Alice swaps 6♥ for the face-up trump K♥",
-        "Alice attacks 7♠ · Bob shows 7♥ and transfers to Carol",
+        "Alice swaps 6♥️ for the face-up trump K♥️ · Bob shows 7♥️ and transfers to Carol",
     ]
 
 
 def test_entries_stored_before_cards_were_named_still_read() -> None:
     old = [LogEntry("attack", "1"), LogEntry("defend", "2"), LogEntry("beaten", count=2)]
-    assert log_lines(TR, "en", old, NAMES) == [
-        "Alice attacks · Bob covers a card · 2 cards beaten off"
-    ]
+    assert log_lines(TR, "en", old, NAMES) == ["2 cards beaten off"]
 
 
 def test_the_log_keeps_the_last_three_bouts() -> None:
@@ -75,10 +73,11 @@ def test_a_table_with_a_long_log_stays_within_telegrams_limit() -> None:
     game = Game.new(["1", "2", "3"], seed=3)
     names = dict.fromkeys(game.players, "N" * 64)  # Telegram's longest first name
     bout = [LogEntry("attack", "1", cards=("6♣",))]
-    bout += [LogEntry("defend", "2", cards=("6♣", "Q♣"))] * 40
+    bout += [LogEntry("timeout", "2"), LogEntry("defend", "2", cards=("6♣", "Q♣"))] * 40
     text = render.table(TR, "en", game.view(None), names=names, log=bout * 3).text
     assert len(text) <= 4096
-    assert "covers 6♣ with Q♣" in text  # the latest bout still shows
+    assert "runs out of time" in text  # the latest notes still show
+    assert "Q♣" not in text  # (the cover lies on the table, if anywhere)
 
 
 def _public_now(game: Game, public: set[str]) -> None:

@@ -249,7 +249,7 @@ async def test_a_half_time_warning_that_cannot_be_stored_comes_once_it_can(
     h.clock.advance(1)
     await h.run_due()
     assert len(h.fake.messages(slow.id)) == before + 1
-    assert "27 s left for your move in Club" in h.fake.last_message(slow.id).text
+    assert "your move in Club, time runs out" in h.fake.last_message(slow.id).text
     h.clock.advance(1)
     await h.run_due()
     assert len(h.fake.messages(slow.id)) == before + 1  # once

@@ -506,10 +506,8 @@ async def test_rate_limit_and_bad_request_do_not_lose_the_move(harness: BotHarne
     await h.send(attacker.tap(hand, first.callback_data or ""))
     assert game.move_number == 1  # stored despite both errors
     # the table's edit was tried again after exactly retry_after, with the latest state
-    assert (
-        "attacks"
-        in h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0).text
-    )
+    table = h.fake.message(group.id, h.rooms.store.live(group.id).table_message_id or 0)
+    assert f"\nTable: {first.text}\n" in table.text  # the card played lies on the table
     new_hand = h.hand_message(attacker)
     assert new_hand.message_id != hand.message_id  # sent anew, id stored
 

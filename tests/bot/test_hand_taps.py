@@ -44,7 +44,7 @@ async def test_a_card_that_covers_two_attacks_asks_which(harness: BotHarness) ->
     assert all(d is None for _, d in game.table)  # nothing played yet
     choice = h.hand_message(bob)
     assert "Which one?" in choice.text
-    assert choice.button_texts[:2] == ["Cover 6♠ with 10♣", "Cover 6♥ with 10♣"]
+    assert choice.button_texts[:2] == ["Cover 6♠ with 10♣", "Cover 6♥️ with 10♣"]
     await h.send(bob.tap(choice, "Cover 6♥ with 10♣"))
     assert [(str(a), str(d) if d else None) for a, d in game.table] == [
         ("6♠", None),
@@ -70,7 +70,7 @@ async def test_transfer_button_appears_when_legal(harness: BotHarness) -> None:
     )
     await h.send(alice.tap(h.hand_message(alice), "6♠"))
     hand = h.hand_message(bob)
-    assert "Transfer 6♥" in hand.button_texts
+    assert "Transfer 6♥️" in hand.button_texts
     await h.send(bob.tap(hand, "Transfer 6♥"))
     assert game.defender == "1"
     assert [str(a) for a, _ in game.table] == ["6♠", "6♥"]

@@ -54,7 +54,7 @@ def test_r2_howto_says_what_beats_what_with_cards_of_the_chats_deck(deck: int) -
     example = re.search(r"So (\S+) beats (\S+); with (\S) trumps, (\S+) beats (\S+)\.", text)
     assert example is not None
     higher, lower, trump, trump_card, ace = example.groups()
-    assert lower == f"{low}♥" and trump_card == f"{low}♠"  # cards of this deck
+    assert lower == f"{low}♥\ufe0f" and trump_card == f"{low}♠"  # cards of this deck, red in red
     # The examples are true by the engine's rule (R2), and the other way round is not.
     suit = Suit(trump)
     assert Card.parse(higher).beats(Card.parse(lower), suit)
@@ -234,7 +234,7 @@ async def test_help_offers_how_to_play_in_the_words_of_the_chats_rules(
     await h.send(alice.tap(help_message, "How to play"))
     classic = h.fake.last_message(group.id)
     assert classic.reply_to_message_id == help_message.message_id
-    assert "36 cards, 6 up to ace" in classic.text and "So 10♥ beats 6♥" in classic.text
+    assert "36 cards, 6 up to ace" in classic.text and "So 10♥️ beats 6♥️" in classic.text
     assert "Transfer" not in classic.text
     # The chat changes its rules: the same button (no minute to wait: the text is new) and
     # /howto say so.
@@ -242,7 +242,7 @@ async def test_help_offers_how_to_play_in_the_words_of_the_chats_rules(
     await h.send(alice.tap(help_message, "How to play"))
     short = h.fake.last_message(group.id)
     assert short.message_id != classic.message_id
-    assert "24 cards, 9 up to ace" in short.text and "So 10♥ beats 9♥" in short.text
+    assert "24 cards, 9 up to ace" in short.text and "So 10♥️ beats 9♥️" in short.text
     assert "Transfer: before covering" in short.text
     howto = alice.send(group, "/howto")
     await h.send(howto)

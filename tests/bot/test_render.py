@@ -22,6 +22,7 @@ from tests.fakes.html import parse_html
 
 TR = Translator()
 LANGS = ("en", "de", "ru")
+DEADLINE = datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)
 NAMES = {"1": "Alice <admin>", "2": "Bob & Co", "3": "Борис", "4": "Dora", "5": "Eve", "6": "Finn"}
 
 
@@ -69,7 +70,7 @@ def test_public_table_never_shows_a_card_in_a_hand(players: int, preset: str) ->
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_text_fits_telegram_in_every_language(lang: str) -> None:
     for game in random_positions(4, "perevodnoy", seed=7)[::3]:
-        check_fits_telegram(render.table(TR, lang, game.view(None), names=NAMES, seconds_left=30))
+        check_fits_telegram(render.table(TR, lang, game.view(None), names=NAMES, deadline=DEADLINE))
         for p in game.players:
             view = game.view(p)
             check_fits_telegram(
@@ -98,7 +99,7 @@ def test_unplayable_cards_are_marked_and_playable_are_plain() -> None:
     assert keyboard is not None
     labels = [b.text for row in keyboard.inline_keyboard for b in row]
     assert "8♠" in labels  # beats 6♠
-    assert "·9♥·" in labels  # does not
+    assert "·9♥️·" in labels  # does not (a red suit in emoji presentation: drawn red)
     assert "Take" in labels
 
 
@@ -107,15 +108,19 @@ def test_hand_buttons_are_sorted_with_trumps_last() -> None:
     keyboard = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
     assert keyboard.keyboard is not None
     rows = [[b.text for b in row] for row in keyboard.keyboard.inline_keyboard]
-    assert rows == [["6♥", "7♥", "9♠"], ["A♣"]]  # trumps last, set apart on their own row
+    assert rows == [["6♥️", "7♥️", "9♠"], ["A♣"]]  # trumps last, set apart on their own row
 
 
 def test_russian_counts_use_three_plural_forms() -> None:
     game = Game.from_position(
         {"1": "6♠", "2": "7♠ 8♠", "3": "9♠ 10♠ J♠ Q♠ K♠"}, trump="A♣", attacker="1"
     )
+    text = render.howto(TR, "ru", Rules.preset("classic"))  # (the table shows counts bare)
+    assert "36 карт" in text
+    counts = [TR.t("ru", "cards-count", count=n) for n in (1, 2, 5)]
+    assert counts == ["1 карта", "2 карты", "5 карт"]
     text = render.table(TR, "ru", game.view(None), names=NAMES).text
-    assert "1 карта" in text and "2 карты" in text and "5 карт" in text
+    assert "Alice &lt;admin&gt; (1)" in text and "Борис (5)" in text
 
 
 def test_r6_a_redeal_on_a_flush_is_named_in_the_rules_only_when_on() -> None:
@@ -149,11 +154,12 @@ def test_table_marks_who_may_throw_in(throw_in: str, may_add: set[str]) -> None:
     assert "may throw in" not in before  # nothing on the table yet: only the attacker opens
     game.apply("4", Attack(Card.parse("6♠")))
     lines = render.table(TR, "en", game.view(None), names=NAMES).text.splitlines()
+    seats = [seat for line in lines for seat in line.split(" · ")]  # two seats a line
     marked = {
         name
         for name in NAMES.values()
-        for line in lines
-        if line.split(" ", 1)[-1].startswith(name) and "may throw in" in line
+        for seat in seats
+        if seat.split(" ", 1)[-1].startswith(name) and "may throw in" in seat
     }
     assert marked == may_add
 
@@ -177,10 +183,10 @@ def test_a_big_hand_is_laid_out_one_suit_a_row() -> None:
     assert rendered.keyboard is not None
     rows = [[b.text.strip("·") for b in row] for row in rendered.keyboard.inline_keyboard]
     assert rows[:4] == [
-        ["6♦", "7♦", "8♦", "9♦", "10♦", "J♦"],  # a long suit wraps at six
-        ["Q♦", "K♦"],
+        ["6♦️", "7♦️", "8♦️", "9♦️", "10♦️", "J♦️"],  # a long suit wraps at six
+        ["Q♦️", "K♦️"],
         ["6♠", "7♠", "8♠"],
-        ["7♥", "8♥"],  # trumps last, on their own
+        ["7♥️", "8♥️"],  # trumps last, on their own
     ]
     check_fits_telegram(rendered)
 
@@ -191,7 +197,7 @@ def test_r9_an_attacker_is_told_of_done_only_when_done_is_offered() -> None:
     )
     game.apply("1", Attack(Card.parse("6♠")))
     text, labels = _hand_of(game, "1", "en")  # the defender is still to move
-    assert "6♥" in labels and "Done" not in labels
+    assert "6♥️" in labels and "Done" not in labels
     assert "Done" not in text and "throw in" in text
     game.apply("2", Defend(Card.parse("6♠"), Card.parse("7♠")))
     text, labels = _hand_of(game, "1", "ru")  # all beaten: "Бито" ends the bout
@@ -228,7 +234,7 @@ def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() 
     rendered = render.hand(TR, "en", game.view("2"), game_id=1, names=NAMES, chat_title="x")
     assert rendered.keyboard is None
     assert "Game over" in rendered.text and "You are the durak." in rendered.text
-    assert "Your last cards: 8♦" in rendered.text and "Your place" not in rendered.text
+    assert "Your last cards: 8♦️" in rendered.text and "Your place" not in rendered.text
     check_fits_telegram(rendered)
     rendered = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
     assert "The durak is Bob &amp; Co." in rendered.text and "Your place: 1 of 2." in rendered.text
@@ -237,16 +243,16 @@ def test_r17_at_the_end_hands_tell_the_result_and_keep_the_last_cards_in_view() 
         hand = render.hand(TR, lang, game.view("2"), game_id=1, names=NAMES, chat_title="x")
         assert durak in hand.text
     table = render.table(TR, "en", game.view(None), names=NAMES).text
-    assert "🃏 Bob &amp; Co: 1 card · durak" in table and "takes" not in table
-    assert "✅ Alice &lt;admin&gt;: out" in table
+    assert "🃏 Bob &amp; Co (1) durak" in table and "takes" not in table
+    assert "✅ Alice &lt;admin&gt; out" in table
 
 
 def test_r18_after_a_resign_the_final_table_shows_nobody_else_out_who_still_holds_cards() -> None:
     game = Game.from_position({"1": "6♠ 7♦", "2": "7♠ 8♦"}, trump="♥", attacker="1")
     game.apply("1", Resign())
     table = render.table(TR, "en", game.view(None), names=NAMES).text
-    assert "🃏 Alice &lt;admin&gt;: 2 cards · durak" in table
-    assert "✅ Bob &amp; Co: 2 cards\n" in table and "Co: 2 cards · out" not in table
+    assert "🃏 Alice &lt;admin&gt; (2) durak" in table
+    assert "✅ Bob &amp; Co (2)\n" in table and "Co (2) out" not in table
 
 
 def test_r14_every_transfer_has_its_button_and_the_defender_is_told_of_them() -> None:
@@ -258,7 +264,7 @@ def test_r14_every_transfer_has_its_button_and_the_defender_is_told_of_them() ->
     )
     game.apply("1", Attack(Card.parse("8♠")))
     text, labels = _hand_of(game, "2", "en")
-    assert "Transfer 8♥" in labels and "Transfer 8♦" in labels
+    assert "Transfer 8♥️" in labels and "Transfer 8♦️" in labels
     assert "transfer with a button below" in text
 
 
@@ -473,13 +479,13 @@ def test_r17_a_player_without_cards_is_not_shown_as_attacking() -> None:
     empty = Game.from_position({"1": "6♠", "2": "9♣ 10♣", "3": "7♦ 8♦"}, trump="♦", attacker="1")
     empty.apply("1", Attack(Card.parse("6♠")))
     text = render.table(TR, "en", empty.view(None), names=NAMES).text
-    assert "✅ Alice &lt;admin&gt;: out" in text
+    assert "✅ Alice &lt;admin&gt; out" in text
     stocked = Game.from_position(
         {"1": "6♠", "2": "9♣ 10♣", "3": "7♦ 8♦"}, trump="K♦", stock="Q♥ J♥", attacker="1"
     )
     stocked.apply("1", Attack(Card.parse("6♠")))
     text = render.table(TR, "en", stocked.view(None), names=NAMES).text
-    assert "Alice &lt;admin&gt;: 0 cards · draws after the bout" in text
+    assert "Alice &lt;admin&gt; (0) draws after the bout" in text
 
 
 def test_r2_trumps_are_set_apart_on_a_row_of_their_own() -> None:
@@ -490,5 +496,5 @@ def test_r2_trumps_are_set_apart_on_a_row_of_their_own() -> None:
     keyboard = render.hand(TR, "en", game.view("1"), game_id=1, names=NAMES, chat_title="x")
     assert keyboard.keyboard is not None
     rows = [[b.text for b in row] for row in keyboard.keyboard.inline_keyboard]
-    assert rows[-1] == ["8♥"]
-    assert "8♥" not in [text for row in rows[:-1] for text in row]
+    assert rows[-1] == ["8♥️"]
+    assert "8♥️" not in [text for row in rows[:-1] for text in row]

@@ -53,11 +53,11 @@ async def test_r12_the_window_ends_the_bout_without_a_strike(harness: BotHarness
     group, alice, bob, carol = await three(h, -31001)
     await h.send(bob.tap(h.hand_message(bob), "7♠"))
     for user in (alice, carol):
-        text = h.hand_message(user).text
+        text = h.read(h.hand_message(user))
         assert "Beaten off in 5 s: tap a card to throw in, or Done." in text
-    assert "Beaten off in" not in h.hand_message(bob).text  # he cannot throw in
-    table = (await h.table_of(group)).text
-    assert "Beaten off in 5 s unless someone throws in." in table
+    assert "Beaten off in" not in h.read(h.hand_message(bob))  # he cannot throw in
+    table = h.read(await h.table_of(group))
+    assert "⏳ Beaten off in 5 s unless someone throws in." in table
     assert "Waiting for" not in table  # who could throw in would tell of their cards
     sent = {user.id: len(h.fake.messages(user.id)) for user in (alice, carol)}
     h.clock.advance(4)
@@ -69,11 +69,11 @@ async def test_r12_the_window_ends_the_bout_without_a_strike(harness: BotHarness
     assert game.table == [] and game.discard_size == 2
     assert game.attacker == "2"  # beaten off (R12): Bob leads the next bout
     assert strikes(h, group) == {}
-    table = (await h.table_of(group)).text
+    table = h.read(await h.table_of(group))
     assert "runs out of time" not in table
-    assert table.endswith("Waiting for Bob (60 s).")
+    assert table.endswith("⏳ Waiting for Bob: time runs out in 60 s.")
     for user in (alice, carol):  # no "your time ran out" in their hands
-        assert "time ran out" not in h.hand_message(user).text
+        assert "time ran out" not in h.read(h.hand_message(user))
 
 
 async def test_r9_a_card_thrown_in_starts_the_window_again_and_done_does_not(
@@ -84,11 +84,11 @@ async def test_r9_a_card_thrown_in_starts_the_window_again_and_done_does_not(
     await h.send(bob.tap(h.hand_message(bob), "7♠"))
     h.clock.advance(4)
     await h.send(carol.tap(h.hand_message(carol), "6♥"))  # thrown in: Bob must cover
-    assert "Beaten off in" not in (await h.table_of(group)).text
+    assert "Beaten off in" not in h.read(await h.table_of(group))
     h.clock.advance(10)
     assert await h.run_due() == 0  # Bob has his turn's time, not the window's
     await h.send(bob.tap(h.hand_message(bob), "9♥"))
-    assert "Beaten off in 5 s" in h.hand_message(carol).text  # the window anew
+    assert "Beaten off in 5 s" in h.read(h.hand_message(carol))  # the window anew
     h.clock.advance(3)
     await h.send(alice.tap(h.hand_message(alice), "Done"))  # keeps the window's end
     assert game_of(h, group).to_act == frozenset({"3"})
@@ -110,9 +110,9 @@ async def test_r13_after_a_take_the_window_ends_with_the_defender_taking(
     game = game_of(h, group)
     assert game.to_act == frozenset({"3"})  # Alice holds no six: nobody waits for her
     assert "Bob takes it all in 5 s: tap a card to throw in, or Done." in (
-        h.hand_message(carol).text
+        h.read(h.hand_message(carol))
     )
-    assert "Bob takes it all in 5 s unless someone throws in." in (await h.table_of(group)).text
+    assert "⏳ Bob takes it all in 5 s unless someone throws in." in h.read(await h.table_of(group))
     h.clock.advance(5.5)
     assert await h.run_due() == 1
     game = game_of(h, group)
@@ -142,9 +142,9 @@ async def test_a_window_of_0_waits_for_done_as_before(harness: BotHarness) -> No
     h = harness
     group, _, bob, carol = await three(h, -31005, window=0)
     await h.send(bob.tap(h.hand_message(bob), "7♠"))
-    assert "Beaten off in" not in h.hand_message(carol).text
-    assert "60 s left." in h.hand_message(carol).text
-    assert "Waiting for Alice, Carol (60 s)." in (await h.table_of(group)).text
+    assert "Beaten off in" not in h.read(h.hand_message(carol))
+    assert "⏳ Your time runs out in 60 s." in h.read(h.hand_message(carol))
+    assert "⏳ Waiting for Alice, Carol: time runs out in 60 s." in h.read(await h.table_of(group))
     h.clock.advance(30)
     assert await h.run_due() == 0
     assert game_of(h, group).to_act == frozenset({"1", "3"})
@@ -177,7 +177,7 @@ async def test_r13_a_window_after_a_take_calls_nobody(harness: BotHarness) -> No
     await h.send(bob.tap(h.hand_message(bob), "Take"))
     assert len(h.fake.notifications(carol.id)) == heard
     assert h.hand_message(carol).message_id == old.message_id
-    assert "Bob takes it all in 5 s" in h.hand_message(carol).text
+    assert "Bob takes it all in 5 s" in h.read(h.hand_message(carol))
 
 
 async def test_r9_a_computer_decides_within_the_window(harness: BotHarness) -> None:

@@ -81,7 +81,7 @@ async def test_r9_a_throw_in_that_may_wait_is_no_alert(harness: BotHarness) -> N
     heard = len(h.fake.notifications(alice.id))
     h.clock.advance(PAUSE)
     await play(h, bob, "9♠")  # covers; Alice may throw in 9♥
-    assert "9♥" in h.hand_message(alice).button_texts
+    assert "9♥️" in h.hand_message(alice).button_texts
     assert len(h.fake.notifications(alice.id)) == heard
 
 

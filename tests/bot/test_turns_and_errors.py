@@ -235,7 +235,7 @@ async def test_r14_a_card_that_can_only_transfer_asks_before_passing_the_bout_on
     await h.send(bob.tap(h.hand_message(bob), "8♥"))
     assert live(h, group.id).move_number == 1  # nothing transferred yet
     question = h.hand_message(bob)
-    assert question.button_texts == ["Transfer 8♥", "Back"]
+    assert question.button_texts == ["Transfer 8♥️", "Back"]
     assert "Transfer the attack? Carol would defend then." in question.text  # R14: the next
     await h.send(bob.tap(h.hand_message(bob), "Transfer 8♥"))
     assert live(h, group.id).defender == "3"
@@ -301,7 +301,7 @@ async def test_the_table_is_edited_at_most_once_per_interval(
         assert len(edits) == 2 and all(c.ok for c in edits)
         assert len(edited_at) == 2 and edited_at[1] - edited_at[0] >= 3.0
         text = h.fake.message(group.id, table_id).text
-        assert "covers" in text  # the latest state
+        assert "←" in text  # the latest state: the attack covered
         h.fake.clear_calls()
         h.rooms.screens.table(h.rooms.store.live(group.id))  # nothing new to show
         await h.settle()
@@ -311,8 +311,8 @@ async def test_the_table_is_edited_at_most_once_per_interval(
 
 
 async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness) -> None:
-    """The first card of a bout "attacks"; a card added to it "throws in" (R8, R9), in each
-    language, naming the card; the bout's events make one line."""
+    """The log tells the first card of a bout ("attacks") from a card added to it ("throws
+    in", R8, R9), naming the card; the table shows both as they lie, each once."""
     h = harness
     position = Game.from_position(
         {"1": "6♠ 9♥", "2": "9♠ 10♣ J♣", "3": "6♦ 7♣"}, trump="K♦", stock="Q♥ J♥", attacker="1"
@@ -320,16 +320,16 @@ async def test_r8_the_table_log_tells_a_lead_from_a_throw_in(harness: BotHarness
     group, (alice, _, carol) = await three_at(h, -6021, position)
     for user, card in ((alice, "6♠"), (carol, "6♦")):
         hand = h.hand_message(user)
-        button = next(b for row in hand.buttons for b in row if b.text == card)
+        button = hand.button(card)
         await h.send(user.tap(hand, button.callback_data or ""))
     table = (await h.table_of(group)).text
-    assert "Alice attacks 6♠ · Carol throws in 6♦" in table
+    assert "\nTable: 6♠   6♦️\n" in table and table.count("6♦") == 1
     record = h.rooms.store.live(group.id)
     names = h.rooms.kit.names(record)
     log = record.meta.log
     assert [render.log_line(h.rooms.kit.tr, "de", e, names) for e in log] == [
         "Alice spielt 6♠ aus",
-        "Carol wirft 6♦ zu",
+        "Carol wirft 6♦️ zu",
     ]
 
 
@@ -350,4 +350,4 @@ async def test_a_table_edit_that_failed_is_not_taken_as_shown(harness: BotHarnes
     await h.send(attacker.tap(hand, playable.callback_data or ""))
     edits = [c for c in h.fake.calls_for("editMessageText") if c.params["chat_id"] == group.id]
     assert [c.ok for c in edits] == [False, True]  # refused, then sent again
-    assert "attacks" in h.fake.message(group.id, table_id).text
+    assert f"\nTable: {playable.text}\n" in h.fake.message(group.id, table_id).text

@@ -38,6 +38,7 @@ ALLOWED_TAGS = frozenset(
         "span",
         "tg-spoiler",
         "tg-emoji",
+        "tg-time",
         "code",
         "pre",
         "blockquote",
@@ -59,11 +60,16 @@ _ENTITY_TYPES = {
     "pre": "pre",
     "blockquote": "blockquote",
     "tg-emoji": "custom_emoji",
+    "tg-time": "date_time",
     "a": "text_link",
 }
 _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 _SPACES = frozenset(" \t\r\n\v\f")
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9.\-]*")
+_TIME_FORMAT = re.compile(r"r|w?[dD]?[tT]?")
+"""The Bot API's date-time entity formatting: "r" (relative) alone, or any of a weekday
+("w"), a date ("d" short, "D" long) and a time ("t" short, "T" with seconds), in that
+order; empty: the text as written."""
 
 
 class HtmlParseError(ValueError):
@@ -237,6 +243,9 @@ def parse_html(source: str, *, strict: bool = True) -> tuple[str, list[dict[str,
                     argument = value[len("tg-") :]
                 elif tag == "tg-emoji" and name == "emoji-id":
                     argument = value
+                elif tag == "tg-time" and name in ("unix", "format"):
+                    unix, _, fmt = argument.partition("|")
+                    argument = f"{value}|{fmt}" if name == "unix" else f"{unix}|{value}"
                 elif tag == "blockquote" and name == "expandable":
                     argument = "expandable"
                 elif strict:
@@ -252,6 +261,16 @@ def parse_html(source: str, *, strict: bool = True) -> tuple[str, list[dict[str,
                 raise HtmlParseError(
                     f'Tag "tg-emoji" must have a valid "emoji-id" at byte offset {begin_bytes}'
                 )
+            if tag == "tg-time":
+                unix, _, fmt = argument.partition("|")
+                if not unix.isdigit() or not 0 < int(unix) < 2**31:
+                    raise HtmlParseError(
+                        f'Tag "tg-time" must have a valid "unix" at byte offset {begin_bytes}'
+                    )
+                if not _TIME_FORMAT.fullmatch(fmt):
+                    raise HtmlParseError(
+                        f'Invalid date-time format "{fmt}" at byte offset {begin_bytes}'
+                    )
             stack.append(_Open(tag, argument, out_len, begin_bytes))
             continue
 
@@ -300,6 +319,11 @@ def parse_html(source: str, *, strict: bool = True) -> tuple[str, list[dict[str,
             entity["type"] = "expandable_blockquote"
         elif opened.tag == "tg-emoji":
             entity["custom_emoji_id"] = opened.argument
+        elif opened.tag == "tg-time":
+            unix, _, fmt = opened.argument.partition("|")
+            entity["unix_time"] = int(unix)
+            if fmt:
+                entity["date_time_format"] = fmt
         entities.append(entity)
     if stack:
         raise HtmlParseError(f'Can\'t find end tag corresponding to start tag "{stack[-1].tag}"')

@@ -123,13 +123,17 @@ class FakeMessage:
         return [b.text for row in self.buttons for b in row]
 
     def button(self, text_or_data: str) -> Button:
-        """Find a button by exact callback_data first, then by exact label."""
+        """Find a button by exact callback_data first, then by exact label, then by label
+        as a person reads it: "6♥" finds "6♥️" (a red suit in emoji presentation)."""
         flat = [b for row in self.buttons for b in row]
         for b in flat:
             if b.callback_data == text_or_data:
                 return b
         for b in flat:
             if b.text == text_or_data:
+                return b
+        for b in flat:
+            if b.text.replace("\ufe0f", "") == text_or_data.replace("\ufe0f", ""):
                 return b
         raise LookupError(
             f"no button {text_or_data!r} on message {self.message_id} in chat {self.chat_id}; "
