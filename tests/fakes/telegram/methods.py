@@ -9,7 +9,8 @@ answers a method it does not know): one the bot starts to call is added to `METH
 implemented here. Each method is `BotApiMethods._api_<name>`, taking the parameters as
 `transport` read them and raising `ApiError` with Telegram's error code and description: a
 no-op edit ("message is not modified"), callback data over 64 bytes, a button ``style``
-other than primary, success or danger, HTML Telegram would not parse, a blocked user, a kicked bot, a migrated group...
+other than primary, success or danger, HTML Telegram would not parse, a blocked user, a
+kicked bot, a migrated group...
 
 The webhook methods follow Telegram's own server (tdlib/telegram-bot-api): ``setWebhook``
 refuses a URL that is not https on port 443, 80, 88 or 8443 and a secret token of more than
