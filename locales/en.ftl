@@ -238,7 +238,7 @@ howto-beaten = <b>All covered:</b> discarded, the defender attacks next.
 howto-taken = <b>Taken:</b> the player after him does.
 howto-draw = Then all draw up to { $hand }, the attacker first; once the stock is empty, a player without cards is out.
 howto-exchange = <b>Trump swap:</b> the lowest trump (the { $low }) may take the face-up trump.
-howto-redeal = <b>New deal:</b> before the first card, five of a suit and no trump may ask for one.
+howto-redeal = <b>New deal:</b> before the first card, a player with five of a suit and no trump may ask for one.
 info-above = It is just above: I posted it a moment ago.
 
 ## Errors (callback toasts: plain text, under 200 characters)
