@@ -3,26 +3,36 @@
 python-telegram-bot's `InlineKeyboardMarkup` would do the same job, but each of its buttons is a
 full `TelegramObject` (built, frozen, then turned back into a dict on every call): for a hand
 of a dozen cards that was a large share of the bot's time per move. These keep only what the
-bot uses (callback and link buttons), use the Bot API's own field names, and are encoded once
-(orjson: compact UTF-8 JSON, several times as fast as the standard library).
+bot uses (callback and link buttons, and their colour), use the Bot API's own field names, and
+are encoded once (orjson: compact UTF-8 JSON, several times as fast as the standard library).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 import orjson
+
+Style = Literal["primary", "success", "danger"]
+"""A button's colour (Bot API 9.4, `InlineKeyboardButton.style`; python-telegram-bot's
+`constants.KeyboardButtonStyle`): blue, green, red. Telegram refuses any other value;
+clients older than February 2026 ignore the field and draw the button as usual."""
+
+PRIMARY: Final[Style] = "primary"  # blue: what the player most likely does now (a card)
+SUCCESS: Final[Style] = "success"  # green: finishing well (Done)
+DANGER: Final[Style] = "danger"  # red: giving something up (Take)
 
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """One inline button: `callback_data` (at most 64 bytes) or a `url`."""
+    """One inline button: `callback_data` (at most 64 bytes) or a `url`; `style` colours it."""
 
     text: str
     callback_data: str | None = None
     url: str | None = None
+    style: Style | None = None
 
     def __post_init__(self) -> None:
         if (self.callback_data is None) == (self.url is None):
@@ -30,9 +40,13 @@ class Button:
 
     def to_dict(self) -> dict[str, str]:
         if self.callback_data is not None:
-            return {"text": self.text, "callback_data": self.callback_data}
-        assert self.url is not None
-        return {"text": self.text, "url": self.url}
+            out = {"text": self.text, "callback_data": self.callback_data}
+        else:
+            assert self.url is not None
+            out = {"text": self.text, "url": self.url}
+        if self.style is not None:
+            out["style"] = self.style
+        return out
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -62,6 +62,8 @@ game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 ## Regeln
 
 rules-title = Regeln
+rules-title-chat = Regeln des Spiels in { $chat }
+rules-title-practice = Regeln deines Trainingsspiels
 rules-preset = Variante: { $preset }
 rules-deck = Kartendeck: { $count } Karten
 rules-throw-in = Zuwerfen dürfen: { $mode }
@@ -76,7 +78,7 @@ rules-summary = Regeln: { $preset } · { $cards } · Weiterschieben { $transfers
 value-on = an
 value-off = aus
 preset-classic = klassisch
-preset-perevodnoy = Perewodnoi (Weiterschieben)
+preset-perevodnoy = Perewodnoi
 preset-online = online
 preset-short = kurz (32 Karten)
 preset-custom = angepasst
@@ -229,30 +231,30 @@ help-text =
     <b>Befehle:</b> /howto so wird Durak gespielt · /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
 
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
-## Eine Zeile pro Thema; die Regeln, wie die Engine sie spielt (docs/rules.md). $low: ein Wert (6, 9, A).
+## Eine Zeile pro Thema, zusammen ein Handybildschirm (höchstens 12 Zeilen, etwa 800 Zeichen:
+## tests/bot/test_texts_fit.py misst sie); die Regeln, wie die Engine sie spielt (docs/rules.md).
+## $low: ein Wert (6, 9, A).
 
 howto-title = So wird Durak gespielt
 howto-title-chat = So wird Durak in { $chat } gespielt
-howto-goal = <b>Ziel:</b> Werde deine Karten los. Wer zuletzt noch Karten hat, ist der Durak, der Dummkopf.
-howto-deal = <b>Karten:</b> { $cards }, von der { $low } bis zum Ass; { $hand } für jeden. Die offene Karte unter dem Stapel bestimmt die Trumpffarbe.
-howto-first-redeal = Wer den niedrigsten Trumpf hat, greift zuerst an (hat niemand einen: neu austeilen).
-howto-first-random = Wer den niedrigsten Trumpf hat, greift zuerst an (hat niemand einen: ein ausgeloster Spieler).
-howto-beat = <b>Was schlägt was:</b> eine höhere Karte derselben Farbe, und jeder Trumpf jede Karte, die kein Trumpf ist. Also schlägt { $higher } die { $lower }; ist { $suit } Trumpf, schlägt { $trump } das { $ace }.
-howto-bout = <b>Eine Runde:</b> Der Angreifer spielt eine Karte gegen seinen linken Nachbarn aus; der schlägt jede Angriffskarte oder nimmt auf.
-howto-throw-in-all = <b>Zuwerfen:</b> Alle außer dem Verteidiger dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
-howto-throw-in-neighbours = <b>Zuwerfen:</b> Die beiden Nachbarn des Verteidigers dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
-howto-throw-in-neighbours_at_5 = <b>Zuwerfen:</b> Alle außer dem Verteidiger (ab 5 Spielern nur seine beiden Nachbarn) dürfen Karten eines Werts zuwerfen, der schon auf dem Tisch liegt.
-howto-limit = Höchstens { $max } Angriffskarten ({ $first } bis zur ersten Ablage), nie mehr, als der Verteidiger hatte.
-howto-limit-flat = Höchstens { $max } Angriffskarten, nie mehr, als der Verteidiger hatte.
-howto-transfer = <b>Weiterschieben:</b> Bevor er etwas schlägt, darf der Verteidiger stattdessen eine Karte desselben Werts dazulegen; dann verteidigt der nächste Spieler gegen alle Karten (wenn er genug hat).
-howto-show-trump = Den Trumpf dieses Werts nur zu zeigen genügt auch.
-howto-beaten = <b>Abgewehrt:</b> Alles ist geschlagen und niemand wirft mehr zu: Die Karten kommen auf die Ablage, und der Verteidiger greift als Nächster an.
-howto-taken = <b>Aufgenommen:</b> Nach dem letzten Zuwerfen nimmt der Verteidiger alle Karten vom Tisch; der Spieler nach ihm greift als Nächster an.
-howto-draw = Nach jeder Runde ziehen alle auf { $hand } Karten nach, der Angreifer zuerst, der Verteidiger zuletzt.
-howto-exchange = <b>Trumpftausch:</b> Wer den niedrigsten Trumpf (die { $low }) hat, darf ihn gegen den offenen Trumpf tauschen, solange dieser unter dem Stapel liegt.
-howto-redeal = <b>Neu austeilen:</b> Vor der ersten Karte darf ein Spieler mit fünf oder mehr Karten einer Farbe und keinem Trumpf neu austeilen lassen.
-howto-end = <b>Das Ende:</b> Ist der Stapel leer, ist raus, wer keine Karten mehr hat. Gehen die letzten Karten gleichzeitig weg, ist es unentschieden.
-howto-here = <i>Tippe auf eine Karte, um sie zu spielen. /help erklärt die Schaltflächen, /rules zeigt alle Optionen.</i>
+howto-goal = <b>Ziel:</b> Karten loswerden. Wer zuletzt welche hat, ist der Durak; gehen die letzten gleichzeitig weg: unentschieden.
+howto-deal = <b>Deck:</b> { $cards }, { $low } bis Ass, je { $hand } pro Kopf; die Karte unterm Stapel ist Trumpf.
+howto-first-redeal = Der niedrigste Trumpf beginnt (keiner da: neu geben).
+howto-first-random = Der niedrigste Trumpf beginnt (keiner da: das Los entscheidet).
+howto-beat = <b>Schlagen:</b> Eine höhere Karte derselben Farbe oder ein Trumpf schlägt: { $higher } schlägt { $lower }; ist { $suit } Trumpf, schlägt { $trump } das { $ace }.
+howto-bout = <b>Runde:</b> Der Angreifer spielt links aus; der Verteidiger schlägt jede Karte oder nimmt auf.
+howto-throw-in-all = <b>Zuwerfen:</b> Die anderen werfen Werte vom Tisch zu,
+howto-throw-in-neighbours = <b>Zuwerfen:</b> Die zwei Nachbarn des Verteidigers werfen Werte vom Tisch zu,
+howto-throw-in-neighbours_at_5 = <b>Zuwerfen:</b> Die anderen (ab 5 Spielern nur die Nachbarn des Verteidigers) werfen Werte vom Tisch zu,
+howto-limit = bis { $max } Karten ({ $first } bis zur 1. Ablage), nie mehr, als der Verteidiger hatte.
+howto-limit-flat = bis { $max } Karten, nie mehr, als der Verteidiger hatte.
+howto-transfer = <b>Weiterschieben:</b> Vor dem Schlagen darf der Verteidiger denselben Wert dazulegen; dann verteidigt der Nächste gegen alle.
+howto-show-trump = Den Trumpf dieses Werts zu zeigen genügt.
+howto-beaten = <b>Alles geschlagen:</b> auf die Ablage, der Verteidiger greift an.
+howto-taken = <b>Aufgenommen:</b> sein linker Nachbar.
+howto-draw = Dann ziehen alle auf { $hand } nach, der Angreifer zuerst; bei leerem Stapel ist raus, wer keine Karten hat.
+howto-exchange = <b>Trumpftausch:</b> Der niedrigste Trumpf (die { $low }) darf gegen den offenen Trumpf getauscht werden.
+howto-redeal = <b>Neu austeilen:</b> Vor der ersten Karte darf, wer fünf einer Farbe und keinen Trumpf hat, es verlangen.
 info-above = Steht gleich oben: Ich habe es eben erst geschickt.
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
@@ -303,7 +305,7 @@ cmd-start = Unterhaltung mit mir beginnen
 ## /settings (Admins der Gruppe; vor dem Start auch der Eröffner der Lobby)
 
 settings-title = Hausregeln
-settings-intro = Tippe auf eine Option, um sie zu ändern. Änderungen gelten ab dem nächsten Spiel (und für eine offene Lobby), nie für ein laufendes.
+settings-intro = Zum Ändern antippen: gilt ab dem nächsten Spiel und in offener Lobby.
 settings-closed = Die Hausregeln für die nächsten Spiele (/settings ändert sie):
 use-in-group = Sende { $command } in <b>{ $chat }</b>, wo dieses Spiel läuft.
 settings-saved = Gespeichert.
@@ -311,32 +313,27 @@ settings-menu-changed = Dieses Menü hat sich geändert: tippe deine Wahl noch e
 settings-close = Fertig
 settings-seconds = { $seconds } s
 settings-preset = Variante
-settings-preset-help = eine fertige Zusammenstellung der Optionen unten; „angepasst“, wenn sie keiner Variante entsprechen
 settings-deck = Kartendeck
-settings-deck-help = 24, 32, 36 oder 52 Karten; weniger Karten, weniger Spieler
 settings-transfer = Weiterschieben
-settings-transfer-help = der Verteidiger darf den Angriff mit einer Karte desselben Werts weiterschieben
+settings-transfer-help = mit demselben Wert weitergeben
 settings-show-trump = Trumpf zeigen
-settings-show-trump-help = weiterschieben, indem man den Trumpf dieses Werts zeigt statt ausspielt
+settings-show-trump-help = durch Zeigen weiterschieben
 settings-throw-in = Zuwerfen
-settings-throw-in-help = wer in einer Runde Karten zuwerfen darf
 settings-throw-in-all = alle
 settings-throw-in-neighbours = Nachbarn
 settings-throw-in-neighbours_at_5 = Nachbarn ab 5
 settings-first-bout = Bis 1. Ablage
-settings-first-bout-help = höchstens so viele Karten pro Runde, bis zur ersten Ablage (Aufnehmen beendet das nicht)
+settings-first-bout-help = Karten pro Runde bis dahin
 settings-trump-exchange = Trumpftausch
-settings-trump-exchange-help = wer den niedrigsten Trumpf hat, darf den offenen Trumpf nehmen
+settings-trump-exchange-help = niedrigster Trumpf gegen den offenen
 settings-timeout = Zeit pro Zug
-settings-timeout-help = bei Zeitüberschreitung wird automatisch gespielt; nach drei Zeitüberschreitungen in Folge verliert man das Spiel als Durak
+settings-timeout-help = danach ziehe ich; dreimal in Folge: Durak
 settings-window = Zeit zum Zuwerfen
-settings-window-help = Sekunden zum Zuwerfen, wenn alles gestochen oder aufgenommen ist (aus: warten auf „Fertig“)
+settings-window-help = danach endet die Runde
 settings-language = Sprache
-settings-language-help = die Sprache der Gruppe für die Nachrichten des Bots
 settings-computers = Computer in der Bestenliste
-settings-computers-help = ob Computerspieler in /stats aufgeführt werden
 settings-alerts = Zug-Hinweise
-settings-alerts-help = die Vorgabe für die Spieler der Gruppe: nach einer Pause kommt der eigene Zug als neue Nachricht, die das Handy meldet (jeder kann es im privaten /settings anders wählen)
+settings-alerts-help = nach einer Pause als neue Nachricht
 my-settings-title = Deine Einstellungen
 my-settings-intro = Für jedes Spiel, das du spielst. Die Hausregeln einer Gruppe stellt man dort mit /settings ein.
 my-settings-alerts-help = nach einer Pause kommt dein Zug als neue Nachricht, die dein Handy meldet; aus: die Hand wird nur still geändert

@@ -62,6 +62,8 @@ game-cancelled = The game was cancelled. No result is recorded.
 ## Rules
 
 rules-title = Rules
+rules-title-chat = Rules of the game in { $chat }
+rules-title-practice = Rules of your practice game
 rules-preset = Preset: { $preset }
 rules-deck = Deck: { $count } cards
 rules-throw-in = Who may throw in: { $mode }
@@ -76,7 +78,7 @@ rules-summary = Rules: { $preset } · { $cards } · transfers { $transfers } —
 value-on = on
 value-off = off
 preset-classic = classic
-preset-perevodnoy = perevodnoy (transfers)
+preset-perevodnoy = perevodnoy
 preset-online = online
 preset-short = short (32 cards)
 preset-custom = custom
@@ -233,30 +235,30 @@ help-text =
     <b>Commands:</b> /howto how to play Durak · /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
 
 ## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
-## One line per topic; the rules as the engine plays them (docs/rules.md). $low: a rank (6, 9, A).
+## One line per topic, one phone screen in all (at most 12 lines, about 800 characters:
+## tests/bot/test_texts_fit.py measures them); the rules as the engine plays them (docs/rules.md).
+## $low: a rank (6, 9, A).
 
 howto-title = How to play Durak
 howto-title-chat = How to play Durak in { $chat }
-howto-goal = <b>Goal:</b> get rid of your cards. The last player left holding cards is the durak, the fool.
-howto-deal = <b>Cards:</b> { $cards }, { $low } up to ace; { $hand } each. The card face up under the stock names the trump suit.
-howto-first-redeal = Whoever holds the lowest trump attacks first (if nobody does: a new deal).
-howto-first-random = Whoever holds the lowest trump attacks first (if nobody does: a player drawn by lot).
-howto-beat = <b>What beats what:</b> a higher card of the same suit, or any trump over a non-trump. So { $higher } beats { $lower }; with { $suit } trumps, { $trump } beats { $ace }.
-howto-bout = <b>A bout:</b> the attacker plays a card to the player on his left, who covers each attack card or takes.
-howto-throw-in-all = <b>Throwing in:</b> everyone but the defender may add cards of a rank already on the table.
-howto-throw-in-neighbours = <b>Throwing in:</b> the defender's two neighbours may add cards of a rank already on the table.
-howto-throw-in-neighbours_at_5 = <b>Throwing in:</b> everyone but the defender (from 5 players on, only his two neighbours) may add cards of a rank already on the table.
-howto-limit = At most { $max } attack cards ({ $first } until the first discard), never more than the defender had.
-howto-limit-flat = At most { $max } attack cards, never more than the defender had.
-howto-transfer = <b>Transfer:</b> before covering, the defender may add a card of the same rank instead; the next player then defends against all of them (if he has enough cards).
+howto-goal = <b>Goal:</b> get rid of your cards. The last one holding cards is the durak (the fool); last cards out together: a draw.
+howto-deal = <b>Deck:</b> { $cards }, { $low } to ace; { $hand } dealt each, the card under the stock is trumps.
+howto-first-redeal = The lowest trump attacks first (none dealt: a new deal).
+howto-first-random = The lowest trump attacks first (none dealt: one drawn by lot).
+howto-beat = <b>Beating:</b> a higher card of its suit, or any trump a non-trump: { $higher } beats { $lower }; with { $suit } trumps, { $trump } beats { $ace }.
+howto-bout = <b>A bout:</b> the attacker plays to his left, who covers each card or takes.
+howto-throw-in-all = <b>Throwing in:</b> the others add ranks on the table,
+howto-throw-in-neighbours = <b>Throwing in:</b> the defender's two neighbours add ranks on the table,
+howto-throw-in-neighbours_at_5 = <b>Throwing in:</b> the others (from 5 players, the defender's neighbours) add ranks on the table,
+howto-limit = up to { $max } cards ({ $first } before the first discard), never more than the defender had.
+howto-limit-flat = up to { $max } cards, never more than the defender had.
+howto-transfer = <b>Transfer:</b> before covering, the defender may add the same rank; the next player defends them all.
 howto-show-trump = Showing the trump of that rank is enough.
-howto-beaten = <b>Beaten off:</b> all covered and nobody adds more: the cards are discarded, and the defender attacks next.
-howto-taken = <b>Taken:</b> after the last throw-ins the defender picks up the whole table; the player after him attacks next.
-howto-draw = After every bout, everyone draws back up to { $hand } cards, the attacker first, the defender last.
-howto-exchange = <b>Trump swap:</b> the holder of the lowest trump (the { $low }) may swap it for the face-up trump while it lies under the stock.
-howto-redeal = <b>New deal:</b> before the first card, a player with five or more cards of one suit and no trump may ask for one.
-howto-end = <b>The end:</b> once the stock is empty, a player without cards is out. Last cards out together: a draw.
-howto-here = <i>Tap a card to play it. /help explains the buttons, /rules lists every option.</i>
+howto-beaten = <b>All covered:</b> discarded, the defender attacks next.
+howto-taken = <b>Taken:</b> the player after him does.
+howto-draw = Then all draw up to { $hand }, the attacker first; once the stock is empty, a player without cards is out.
+howto-exchange = <b>Trump swap:</b> the lowest trump (the { $low }) may take the face-up trump.
+howto-redeal = <b>New deal:</b> before the first card, a player with five of a suit and no trump may ask for one.
 info-above = It is just above: I posted it a moment ago.
 
 ## Errors (callback toasts: plain text, under 200 characters)
@@ -307,7 +309,7 @@ cmd-start = Start talking to me
 ## /settings (group admins; the lobby's opener before the game starts)
 
 settings-title = House rules
-settings-intro = Tap an option to change it. Changes apply to the next game (and to an open lobby), never to a running one.
+settings-intro = Tap to change: for the next game, and in an open lobby.
 settings-closed = The house rules for the next games (/settings changes them):
 use-in-group = Send { $command } in <b>{ $chat }</b>, where that game is played.
 settings-saved = Saved.
@@ -315,32 +317,27 @@ settings-menu-changed = This menu has changed: tap your choice again.
 settings-close = Done
 settings-seconds = { $seconds } s
 settings-preset = Preset
-settings-preset-help = a ready-made set of the options below; “custom” while they match none
 settings-deck = Deck
-settings-deck-help = 24, 32, 36 or 52 cards; fewer cards, fewer players
 settings-transfer = Transfers
-settings-transfer-help = the defender may pass the attack on with a card of the same rank
+settings-transfer-help = pass the attack on with the same rank
 settings-show-trump = Show a trump
-settings-show-trump-help = transfer by showing, not playing, the trump of that rank
+settings-show-trump-help = transfer by showing the trump
 settings-throw-in = Throwing in
-settings-throw-in-help = who may add cards to a bout
 settings-throw-in-all = everybody
 settings-throw-in-neighbours = neighbours
 settings-throw-in-neighbours_at_5 = neighbours at 5+
 settings-first-bout = Until 1st discard
-settings-first-bout-help = most cards per bout until the first discard (taking does not end it)
+settings-first-bout-help = cards per bout until then
 settings-trump-exchange = Trump swap
-settings-trump-exchange-help = the holder of the lowest trump may take the face-up trump
+settings-trump-exchange-help = the lowest trump takes the face-up one
 settings-timeout = Time per move
-settings-timeout-help = a player who runs out of time moves automatically; three in a row and they lose the game as the durak
+settings-timeout-help = then I move; three in a row: the durak
 settings-window = Throw-in time
-settings-window-help = seconds to throw in once all is covered or taken (off: wait for Done)
+settings-window-help = then the bout ends by itself
 settings-language = Language
-settings-language-help = the group's language for the bot's messages
 settings-computers = Computers on the leaderboard
-settings-computers-help = whether computer players are listed in /stats
 settings-alerts = Turn alerts
-settings-alerts-help = the default of the group's players: after a pause, a player's turn comes as a new message, which their phone announces (each player can choose otherwise in a private /settings)
+settings-alerts-help = a turn after a pause comes as a new message
 my-settings-title = Your settings
 my-settings-intro = For every game you play. A group's house rules are set there, with /settings.
 my-settings-alerts-help = after a pause, your turn comes as a new message, which your phone announces; off: the hand is only edited, silently

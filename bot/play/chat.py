@@ -44,9 +44,14 @@ class ChatRoom(Room):
             # practice (this chat's own), groups
             for r in await self.store.running_games_of(person):
                 lang = kit.personal_language(person, r)
-                name = kit.t(lang, "practice-title") if r.meta.practice else title(r)
-                rules = render.rules_text(kit.tr, lang, r.rules, kit.turn_timeout(r))
-                texts.append(f"<b>{name}</b>\n{rules}")
+                heading = (  # one title line naming the game, not a bare name above "Rules"
+                    kit.t(lang, "rules-title-practice")
+                    if r.meta.practice
+                    else kit.t(lang, "rules-title-chat", chat=title(r))
+                )
+                texts.append(
+                    render.rules_text(kit.tr, lang, r.rules, kit.turn_timeout(r), title=heading)
+                )
             if texts:
                 return texts
         record = await self.store.peek(chat_id)

@@ -140,8 +140,12 @@ def pack(texts: Sequence[str], limit: int = 4000) -> list[str]:
     return messages
 
 
-def rules_text(tr: Translator, lang: str, rules: Rules, turn_timeout: int) -> str:
-    lines = [f"<b>{tr.t(lang, 'rules-title')}</b>", *rules_lines(tr, lang, rules)]
+def rules_text(
+    tr: Translator, lang: str, rules: Rules, turn_timeout: int, *, title: str | None = None
+) -> str:
+    """/rules: a title ("Rules", or `title`: whose game they are, in a private chat), then a
+    line per option."""
+    lines = [f"<b>{title or tr.t(lang, 'rules-title')}</b>", *rules_lines(tr, lang, rules)]
     if turn_timeout:
         lines.append(tr.t(lang, "rules-timeout", seconds=turn_timeout))
     else:

@@ -8,7 +8,7 @@ from typing import Final
 
 from bot.callbacks import CardTap, Refresh, encode_move
 from bot.i18n import Translator
-from bot.keyboard import Button, Keyboard
+from bot.keyboard import DANGER, PRIMARY, SUCCESS, Button, Keyboard, Style
 from bot.render.common import Rendered, card_text, cards_text, esc, name_of, time_html
 from bot.render.table import table_lines, trump_line
 from engine import (
@@ -87,22 +87,26 @@ def _action_buttons(tr: Translator, lang: str, view: GameView, game_id: int) -> 
             Button(
                 tr.t(lang, "button-transfer", card=card_text(transfer.card)),
                 callback_data=encode_move(game_id, move, transfer),
+                style=PRIMARY,
             )
         )
     for action in view.legal:
+        style: Style | None = None
         if isinstance(action, ShowTrump):
             label = tr.t(lang, "button-show-trump", card=card_text(action.card))
+            style = PRIMARY
         elif isinstance(action, Take):
-            label = tr.t(lang, "button-take")
+            label, style = tr.t(lang, "button-take"), DANGER
         elif isinstance(action, Pass):
-            label = tr.t(lang, "button-pass-take" if view.defender_took else "button-pass")
+            key = "button-pass-take" if view.defender_took else "button-pass"
+            label, style = tr.t(lang, key), SUCCESS
         elif isinstance(action, ExchangeTrump):
             label = tr.t(lang, "button-exchange")
         elif isinstance(action, Redeal):
             label = tr.t(lang, "button-redeal")
         else:
             continue
-        buttons.append(Button(label, callback_data=encode_move(game_id, move, action)))
+        buttons.append(Button(label, encode_move(game_id, move, action), style=style))
     return buttons
 
 
@@ -185,14 +189,21 @@ def hand(
                 label = tr.t(lang, "button-transfer", card=card_text(action.card))
             else:
                 label = str(action)
-            rows.append([Button(label, callback_data=encode_move(game_id, move, action))])
+            rows.append([Button(label, encode_move(game_id, move, action), style=PRIMARY)])
         rows.append(
             [Button(tr.t(lang, "button-back"), callback_data=encode_move(game_id, move, _REFRESH))]
         )
         return Rendered("\n".join(lines), Keyboard(rows))
     playable = playable_cards(view.legal)
-    cards = [
-        (c.suit, Button(_card_label(c, c in playable), encode_move(game_id, move, CardTap(c))))
+    cards = [  # a card that can be played now is coloured (blue), one that cannot is plain
+        (
+            c.suit,
+            Button(
+                _card_label(c, c in playable),
+                encode_move(game_id, move, CardTap(c)),
+                style=PRIMARY if c in playable else None,
+            ),
+        )
         for c in view.hand
     ]
     # Trumps, which beat every other suit, set apart on rows of their own (the hand sorts

@@ -152,11 +152,12 @@ def practice_menu(tr: Translator, lang: str | None, levels: Sequence[str]) -> Re
 
 
 def howto(tr: Translator, lang: str, rules: Rules, *, chat: str | None = None) -> str:
-    """How to play, a short line per topic, with the options of `rules` as the engine plays
-    them (docs/rules.md): the deck (R1, R4), the first attack (R5), what beats what (R2), a
-    bout and throwing in (R7–R11), transfers (R14), beaten off or taken and who attacks next
-    (R12, R13), drawing (R15), the trump swap (R19), the end and the durak (R16, R17).
-    `chat`: the group whose rules these are (escaped), named in the title."""
+    """How to play, in at most 12 short lines (one phone screen), with the options of `rules`
+    as the engine plays them (docs/rules.md): the goal and the end (R16, R17), the deck and
+    the first attack (R1, R4, R5), what beats what (R2), a bout and throwing in (R7–R11),
+    transfers (R14), beaten off or taken and who attacks next (R12, R13), drawing (R15), the
+    trump swap (R19), a new deal (R6). `chat`: the group whose rules these are (escaped),
+    named in the title."""
     low = Card(rules.lowest_rank, Suit.HEARTS)
     title = tr.t(lang, "howto-title-chat", chat=chat) if chat else tr.t(lang, "howto-title")
     deal = tr.t(
@@ -193,15 +194,13 @@ def howto(tr: Translator, lang: str, rules: Rules, *, chat: str | None = None) -
             transfer += " " + tr.t(lang, "howto-show-trump")
         lines.append(transfer)
     lines += [
-        tr.t(lang, "howto-beaten"),
-        tr.t(lang, "howto-taken"),
+        f"{tr.t(lang, 'howto-beaten')} {tr.t(lang, 'howto-taken')}",
         tr.t(lang, "howto-draw", hand=rules.hand_size),
     ]
     if rules.trump_exchange:
         lines.append(tr.t(lang, "howto-exchange", low=low.rank_name))
     if rules.redeal_on_flush:
         lines.append(tr.t(lang, "howto-redeal"))
-    lines += [tr.t(lang, "howto-end"), tr.t(lang, "howto-here")]
     return "\n".join(lines)
 
 

@@ -38,6 +38,10 @@ LAYOUT: Final = (
 )
 """The group menu's rows of options, in the order of `OPTIONS`; "l": a button per language."""
 
+UNEXPLAINED: Final = frozenset("pdilc")
+"""Options whose name and value say it all (preset, deck, throwing in, language, computers on
+the leaderboard): the menu's text gives them no explanation."""
+
 CHOSEN: Final = "✓ "
 """Marks the current choice among choice buttons."""
 
@@ -117,7 +121,10 @@ def render_menu(
     for key, stem in OPTIONS.items():
         label = tr.t(lang, f"settings-{stem}")
         value = _value(tr, lang, settings, key, default_timeout)
-        lines.append(f"<b>{label}</b>: {value} — {tr.t(lang, f'settings-{stem}-help')}")
+        line = f"<b>{label}</b>: {value}"
+        if key not in UNEXPLAINED:
+            line += f" — {tr.t(lang, f'settings-{stem}-help')}"
+        lines.append(line)
         if key == "i":  # the full value is in the text; the button has its short form
             value = tr.t(lang, f"settings-throw-in-{settings.rules.throw_in}")
         buttons[key] = Button(f"{label}: {value}", callback_data=encode_settings(key))

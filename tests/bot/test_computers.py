@@ -209,10 +209,12 @@ async def test_hand_in_private_sends_every_running_hand(harness: BotHarness) -> 
     titles = [m.text.splitlines()[0] for m in h.fake.messages(alice.id)[before:]]
     assert "Durak in Club" in titles
     assert "Durak: practice" in titles
-    # /rules in private: both games' rules, each under its name; /leave names practice.
+    # /rules in private: both games' rules, each under a title naming it; /leave names
+    # practice.
     await h.send(alice.send_private("/rules"))
     rules = h.fake.last_message(alice.id).text
-    assert "Practice\n" in rules and "Club\n" in rules
+    assert rules.startswith("Rules of your practice game\nPreset: classic")
+    assert "\n\nRules of the game in Club\nPreset: classic" in rules
     await h.send(alice.send_private("/leave"))
     assert "give up this practice game" in h.fake.last_message(alice.id).text
 

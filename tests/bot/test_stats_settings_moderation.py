@@ -189,7 +189,7 @@ async def test_settings_change_by_admin_and_refusal_for_others(harness: BotHarne
     menu = h.fake.last_message(group.id)
     assert "Transfers: off" in menu.button_texts
     expected = {
-        "Preset: classic": "Preset: perevodnoy (transfers)",
+        "Preset: classic": "Preset: perevodnoy",
         "Deck: 36": "Deck: 52",
         "Throwing in: everybody": "Throwing in: neighbours",
         "Until 1st discard: 5": "Until 1st discard: 6",
@@ -461,7 +461,7 @@ async def test_settings_show_the_language_the_chat_is_served_in(harness: BotHarn
     group = h.fake.group(-4013, "Клуб", admins={ivan})
     await h.send(ivan.send(group, "/settings"))
     menu = h.fake.last_message(group.id)
-    assert "Язык: Русский —" in menu.text
+    assert "Язык: Русский\n" in menu.text
     assert [b.text for b in menu.buttons[6]] == ["English", "Deutsch", "✓ Русский"]
     await h.send(ivan.tap(menu, "English"))
     async with h.rooms.kit.db.transaction(readonly=True) as tx:

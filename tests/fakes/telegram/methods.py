@@ -8,8 +8,9 @@ and the webhook's: ``setWebhook``, ``getWebhookInfo`` (the posting itself is
 answers a method it does not know): one the bot starts to call is added to `METHODS` and
 implemented here. Each method is `BotApiMethods._api_<name>`, taking the parameters as
 `transport` read them and raising `ApiError` with Telegram's error code and description: a
-no-op edit ("message is not modified"), callback data over 64 bytes, HTML Telegram would not
-parse, a blocked user, a kicked bot, a migrated group...
+no-op edit ("message is not modified"), callback data over 64 bytes, a button ``style``
+other than primary, success or danger, HTML Telegram would not parse, a blocked user, a
+kicked bot, a migrated group...
 
 The webhook methods follow Telegram's own server (tdlib/telegram-bot-api): ``setWebhook``
 refuses a URL that is not https on port 443, 80, 88 or 8443 and a secret token of more than
@@ -46,6 +47,10 @@ MAX_TEXT_LENGTH = 4096
 MAX_CALLBACK_DATA_BYTES = 64
 MAX_CALLBACK_ANSWER_LENGTH = 200
 MAX_INLINE_BUTTONS = 100
+BUTTON_STYLES = frozenset({"primary", "success", "danger"})
+"""The values Telegram takes for an inline button's ``style`` (Bot API 9.4: blue, green, red;
+python-telegram-bot's ``constants.KeyboardButtonStyle``). Its aliases BLUE, GREEN and RED are
+Python names for the same three strings, not values of their own."""
 
 NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup "
@@ -243,6 +248,13 @@ class BotApiMethods(FakeState):
                         1 <= len(data.encode("utf-8")) <= MAX_CALLBACK_DATA_BYTES
                     ):
                         raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+                if "style" in button and button["style"] not in BUTTON_STYLES:
+                    # (Telegram's wording for this case is not documented: the fake's own)
+                    raise ApiError(
+                        400,
+                        "Bad Request: can't parse inline keyboard button: "
+                        f"unsupported button style {button['style']!r}",
+                    )
                 if "url" in button:
                     url = str(button["url"])
                     if not re.match(r"(https?|tg)://\S+$", url, re.IGNORECASE):

@@ -38,6 +38,7 @@ class Button(NamedTuple):
     text: str
     callback_data: str | None
     url: str | None
+    style: str | None = None  # primary (blue), success (green), danger (red); None: plain
 
 
 @dataclass
@@ -111,10 +112,13 @@ class FakeMessage:
 
     @property
     def buttons(self) -> list[list[Button]]:
-        """Inline keyboard as rows of (text, callback_data, url); [] without a keyboard."""
+        """Inline keyboard as rows of (text, callback_data, url, style); [] without a keyboard."""
         rows = (self.reply_markup or {}).get("inline_keyboard") or []
         return [
-            [Button(b.get("text", ""), b.get("callback_data"), b.get("url")) for b in row]
+            [
+                Button(b.get("text", ""), b.get("callback_data"), b.get("url"), b.get("style"))
+                for b in row
+            ]
             for row in rows
         ]
 
