@@ -81,6 +81,11 @@ class _Calls:
             return now
         return times[excess] + self.window.seconds + self.slack
 
+    def free(self, now: float, room: int) -> int:
+        """How many calls may go now if only `room` of the window's calls may be used."""
+        self.ready_at(now, room)  # (drops the calls that left the window)
+        return max(0, room - len(self.times))
+
 
 class Budgets:
     def __init__(self, limits: Limits) -> None:
@@ -148,6 +153,19 @@ class Budgets:
             self._bot.ready_at(now, self.limits.bot.count),
             self._bot_pace.ready_at(now, self._bot_pace.window.count),
         )
+
+    def bot_room(self, now: float) -> int:
+        """How many counted calls the bot may make now, whatever the chats (its window and
+        its pace both allowing)."""
+        return min(
+            self._bot.free(now, self.limits.bot.count),
+            self._bot_pace.free(now, self._bot_pace.window.count),
+        )
+
+    def pace_count(self) -> int:
+        """The bot's calls in a fifth of its window (`PACE`): what `bot_room` gives at most
+        at once."""
+        return self._bot_pace.window.count
 
     def ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:
         return max(self.chat_ready_at(chat_id, now, once=once), self.bot_ready_at(now))

@@ -50,8 +50,9 @@ NOT_LEADING_RETRY: Final = 0.5
 again: the lead comes back (a renewal on a new lease connection) or the sender is closed."""
 AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
-holds sends back: a busy bot sends the awaited hands first, always, but a table that has
-waited 4 s goes before a hand that has just changed and cannot act, so nothing starves."""
+holds sends back: a table that has waited 4 s goes before the tapping player's own hand,
+a hand that cannot act before neither; the awaited hands go first, always, but within
+the rest of each fifth of a second that `SHARE` leaves them."""
 
 
 def _retried(error: BaseException) -> bool:
@@ -73,6 +74,24 @@ class Priority(IntEnum):
     ONCE = 2  # a message that matters once: a result, a notice, a lobby
     TABLE = 3  # the group's table
     PASSIVE = 4  # the hands of players who cannot act now, retired messages
+
+
+SHARE: Final = 1 / 6
+"""Of the bot's calls in each fifth of a second (6 of its 30 a second), the part kept for
+the tables and messages that matter once that are overdue (`OVERDUE`), when any are: 5 a
+second. At 60 games the awaited hands alone could take the whole ceiling and leave a table
+unedited for minutes; with this each group's table is edited at least every 12 s or so (60
+tables, 5 a second), and the awaited hands keep the other 25 a second and go first in
+them."""
+OVERDUE: Final = 5.0
+"""Seconds a table's (or a message's that matters once) new content waits before `SHARE`
+is kept for it: a table that the ceiling holds back only briefly (up to 30 games, say)
+waits behind the awaited hands as before and takes no call from them."""
+_SHARED: Final = (Priority.ONCE, Priority.TABLE)
+
+
+def _overdue(slot: Slot, now: float) -> bool:
+    return slot.priority in _SHARED and now - slot.since >= OVERDUE
 
 
 class Timing(Protocol):
@@ -400,12 +419,27 @@ class Sender:
             else:
                 soonest = min(soonest, at)
         ready.sort(key=lambda s: (_urgency(s, now), s.seq))
+        # The bot's ceiling: the most urgent go first, but of each fifth of a second's calls
+        # `SHARE` is kept for the tables (and messages that matter once) that are overdue,
+        # the one that has waited longest first, so that awaited hands enough to take the
+        # whole ceiling do not starve them.
+        budgets = self.budgets
+        overdue = sum(1 for s in ready if _overdue(s, now))
+        share = max(1, round(budgets.pace_count() * SHARE))
+        held = False
         for slot in ready:
-            bot_at = self.budgets.bot_ready_at(now)
-            if bot_at > now:  # the bot's ceiling: the most urgent went first
-                soonest = min(soonest, bot_at)
+            room = budgets.bot_room(now)
+            if room <= 0:
+                held = True
                 break
+            if _overdue(slot, now):
+                overdue -= 1
+            elif room <= min(share, overdue):  # the rest of this fifth is theirs
+                held = True
+                continue
             self._start(slot, now)
+        if held:  # until the next fifth
+            soonest = min(soonest, budgets.bot_ready_at(now))
         if not self._chats and not self._busy:
             self._idle.set()
             await self._wake.wait()
