@@ -101,3 +101,26 @@ async def test_at_the_bots_ceiling_the_awaited_hands_keep_the_rest(harness: BotH
         hands += sum(1 for chat, times in seen.items() if chat > 0 for t in times if a <= t < b)
         assert tables <= 5, (second, tables)
     assert hands >= 23 * len(seconds), hands
+
+
+async def test_a_table_that_has_not_waited_long_goes_after_the_awaited_hands(
+    harness: BotHarness,
+) -> None:
+    """A burst of awaited hands (45: a second and a half of the ceiling) goes before a table
+    changed at the same moment: nothing is kept for a table that waited less than
+    `OVERDUE`."""
+    h = harness
+    players = [h.user(100 + n, f"P{n}") for n in range(45)]
+    for user in players:
+        await h.send(user.start_private())
+    group = h.fake.group(-5000, "Club", admins={players[0]})
+    h.fake.clear_calls()
+    seen: list[int] = []
+    h.fake.watch(lambda message, _: seen.append(message.chat_id))
+    sender = h.rooms.sender
+    for user in players:
+        sender.put(("hand", user.id), user.id, Rendered("your turn"), priority=Priority.AWAITED)
+    sender.put(("table", group.id), group.id, Rendered("table"), priority=Priority.TABLE)
+    await h.settle()
+    assert seen[-1] == group.id and len(seen) == 46
+    assert h.fake.flooded == []
