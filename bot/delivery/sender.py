@@ -9,8 +9,10 @@ it is never dropped, however many 429s Telegram answers.
 The sender sends within the `Budgets` of each chat and of the whole bot, one call at a time
 per chat, and the most urgent slot first (`Priority`): the hand of a player the game waits
 for, then the tapping player's own hand, then messages that matter once, then the table,
-then the hands of players who cannot act. Answers to taps do not come here: they have no
-limit and go out at once.
+then the hands of players who cannot act. At the bot's ceiling a part of its calls
+(`SHARE`) is kept for tables that have waited long (`OVERDUE`), so that no table falls far
+behind while awaited hands alone could take every call. Answers to taps do not come here:
+they have no limit and go out at once.
 
 Features never wait for it: `put` returns at once, and what Telegram says comes back
 through the slot's callbacks (`on_done`, `on_failed`), which must not block (they may spawn
