@@ -162,11 +162,6 @@ class Budgets:
             self._bot_pace.free(now, self._bot_pace.window.count),
         )
 
-    def pace_count(self) -> int:
-        """The bot's calls in a fifth of its window (`PACE`): what `bot_room` gives at most
-        at once."""
-        return self._bot_pace.window.count
-
     def ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:
         return max(self.chat_ready_at(chat_id, now, once=once), self.bot_ready_at(now))
 

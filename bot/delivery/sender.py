@@ -29,6 +29,7 @@ import itertools
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -79,12 +80,12 @@ class Priority(IntEnum):
 
 
 SHARE: Final = 1 / 6
-"""Of the bot's calls in each fifth of a second (6 of its 30 a second), the part kept for
-the tables and messages that matter once that are overdue (`OVERDUE`), when any are: 5 a
-second. At 60 games the awaited hands alone could take the whole ceiling and leave a table
-unedited for minutes; with this each group's table is edited at least every 12 s or so (60
-tables, 5 a second), and the awaited hands keep the other 25 a second and go first in
-them."""
+"""The part of the bot's window (5 of its 30 calls a second) kept for the tables and
+messages that matter once that are overdue (`OVERDUE`): while any is, it goes before every
+other slot unless such slots have had that many calls in the window already. At 60 games
+the awaited hands alone could take the whole ceiling and leave a table unedited for
+minutes; with this each group's table is edited about every 12 s (60 tables, 5 a second),
+and the awaited hands keep the rest, ahead of everything else."""
 OVERDUE: Final = 5.0
 """Seconds a table's (or a message's that matters once) new content waits before `SHARE`
 is kept for it: a table that the ceiling holds back only briefly (up to 30 games, say)
@@ -184,6 +185,7 @@ class Sender:
         self._calls: set[asyncio.Task[None]] = set()
         self._closed = False
         self._flushing = False  # shutting down: no slot waits for its interval
+        self._shared: deque[float] = deque()  # when the latest calls for `_SHARED` slots began
         self.merged = 0  # contents replaced before they could go (latest state won)
         self.deferred = 0  # sends that waited for a chat's budget
 
@@ -421,27 +423,32 @@ class Sender:
             else:
                 soonest = min(soonest, at)
         ready.sort(key=lambda s: (_urgency(s, now), s.seq))
-        # The bot's ceiling: the most urgent go first, but of each fifth of a second's calls
-        # `SHARE` is kept for the tables (and messages that matter once) that are overdue,
-        # the one that has waited longest first, so that awaited hands enough to take the
-        # whole ceiling do not starve them.
+        # The bot's ceiling: first the overdue tables (and messages that matter once), the
+        # one that has waited longest first, as long as the tables have had less than their
+        # `SHARE` of the bot's window; then the most urgent, whatever they are. So awaited
+        # hands enough to take the whole ceiling do not starve the tables, and keep the rest.
+        # (Counted over the window, not per round: the bot's window frees its calls one at a
+        # time, and a share of each round would give the tables nearly every one.)
         budgets = self.budgets
-        overdue = sum(1 for s in ready if _overdue(s, now))
-        share = max(1, round(budgets.pace_count() * SHARE))
-        held = False
+        window = budgets.limits.bot
+        shared = self._shared
+        while shared and shared[0] <= now - window.seconds:
+            shared.popleft()
+        quota = max(1, round(window.count * SHARE)) - len(shared)
+        started: set[Hashable] = set()
         for slot in ready:
-            room = budgets.bot_room(now)
-            if room <= 0:
-                held = True
+            if quota <= 0 or budgets.bot_room(now) <= 0:
                 break
             if _overdue(slot, now):
-                overdue -= 1
-            elif room <= min(share, overdue):  # the rest of this fifth is theirs
-                held = True
-                continue
-            self._start(slot, now)
-        if held:  # until the next fifth
-            soonest = min(soonest, budgets.bot_ready_at(now))
+                quota -= 1
+                started.add(slot.key)
+                self._start(slot, now)
+        for slot in ready:
+            if budgets.bot_room(now) <= 0:  # the most urgent went first
+                soonest = min(soonest, budgets.bot_ready_at(now))
+                break
+            if slot.key not in started:
+                self._start(slot, now)
         if not self._chats and not self._busy:
             self._idle.set()
             await self._wake.wait()
@@ -458,6 +465,8 @@ class Sender:
         slot.sending = True
         slot.deferred = False
         self.budgets.note(slot.chat_id, now)
+        if slot.priority in _SHARED:
+            self._shared.append(now)
         task = asyncio.get_running_loop().create_task(self._call(slot, now))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
