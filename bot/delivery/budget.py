@@ -52,6 +52,7 @@ class Limits:
     group: Window = Window(20, 60.0)
     bot: Window = Window(30, 1.0)
     reserve: int = 3  # of a group's window, for messages that matter once
+    tables: int = 5  # of the bot's window, for tables that waited long (`bot.delivery.sender`)
 
     def chat(self, chat_id: int) -> Window:
         return self.private if chat_id > 0 else self.group

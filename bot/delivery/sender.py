@@ -10,7 +10,7 @@ The sender sends within the `Budgets` of each chat and of the whole bot, one cal
 per chat, and the most urgent slot first (`Priority`): the hand of a player the game waits
 for, then the tapping player's own hand, then messages that matter once, then the table,
 then the hands of players who cannot act. At the bot's ceiling a part of its calls
-(`SHARE`) is kept for tables that have waited long (`OVERDUE`), so that no table falls far
+(`Limits.tables`) is kept for tables that have waited long (`OVERDUE`), so that no table falls far
 behind while awaited hands alone could take every call. Answers to taps do not come here:
 they have no limit and go out at once.
 
@@ -55,7 +55,7 @@ AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
 holds sends back: a table that has waited 4 s goes before the tapping player's own hand,
 a hand that cannot act before neither; the awaited hands go first, always, but within
-the rest of each fifth of a second that `SHARE` leaves them."""
+the part of the bot's window that overdue tables leave them (`OVERDUE`)."""
 
 
 def _retried(error: BaseException) -> bool:
@@ -79,17 +79,15 @@ class Priority(IntEnum):
     PASSIVE = 4  # the hands of players who cannot act now, retired messages
 
 
-SHARE: Final = 1 / 6
-"""The part of the bot's window (5 of its 30 calls a second) kept for the tables and
-messages that matter once that are overdue (`OVERDUE`): while any is, it goes before every
-other slot unless such slots have had that many calls in the window already. At 60 games
-the awaited hands alone could take the whole ceiling and leave a table unedited for
-minutes; with this each group's table is edited about every 12 s (60 tables, 5 a second),
-and the awaited hands keep the rest, ahead of everything else."""
 OVERDUE: Final = 5.0
-"""Seconds a table's (or a message's that matters once) new content waits before `SHARE`
-is kept for it: a table that the ceiling holds back only briefly (up to 30 games, say)
-waits behind the awaited hands as before and takes no call from them."""
+"""Seconds a table's (or a message's that matters once) new content waits before it is
+overdue: while any slot is, `Limits.tables` of the bot's calls in any second (5 of 30,
+`TABLE_SENDS`) are kept for such slots; they go before every other slot until they have
+had that many. At 60 games the awaited hands alone could take the whole ceiling and leave
+a table unedited for minutes; with this each group's table is edited about every 12 s (60
+tables, 5 a second), and the awaited hands keep the rest, ahead of everything else. A table
+that the ceiling holds back only briefly (up to 30 games, say) waits behind the awaited
+hands as before and takes no call from them."""
 _SHARED: Final = (Priority.ONCE, Priority.TABLE)
 
 
@@ -424,9 +422,10 @@ class Sender:
                 soonest = min(soonest, at)
         ready.sort(key=lambda s: (_urgency(s, now), s.seq))
         # The bot's ceiling: first the overdue tables (and messages that matter once), the
-        # one that has waited longest first, as long as the tables have had less than their
-        # `SHARE` of the bot's window; then the most urgent, whatever they are. So awaited
-        # hands enough to take the whole ceiling do not starve the tables, and keep the rest.
+        # one that has waited longest first, as long as such have had less than their share
+        # of the bot's window (`Limits.tables`); then the most urgent, whatever they are.
+        # So awaited hands enough to take the whole ceiling do not starve the tables, and
+        # keep the rest.
         # (Counted over the window, not per round: the bot's window frees its calls one at a
         # time, and a share of each round would give the tables nearly every one.)
         budgets = self.budgets
@@ -434,7 +433,7 @@ class Sender:
         shared = self._shared
         while shared and shared[0] <= now - window.seconds:
             shared.popleft()
-        quota = max(1, round(window.count * SHARE)) - len(shared)
+        quota = budgets.limits.tables - len(shared)
         started: set[Hashable] = set()
         for slot in ready:
             if quota <= 0 or budgets.bot_room(now) <= 0:

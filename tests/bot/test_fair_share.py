@@ -9,14 +9,18 @@ wants a new state again as soon as its last one is shown, as players at the ceil
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bot.delivery import Delivered, Priority
 from bot.delivery.sender import OVERDUE
 from bot.render import Rendered
-from tests.bot.conftest import BotHarness
-from tests.fakes.telegram import FakeMessage
+from tests.bot.conftest import TOKEN, BotHarness, ManualClock, make_settings
+from tests.fakes.telegram import FakeMessage, FakeTelegram
 
 RUN = 30.0  # virtual seconds of demand
 HANDS, TABLES = 60, 30  # 60 awaited hands can ask for 60 calls a second, twice the ceiling
@@ -124,3 +128,33 @@ async def test_a_table_that_has_not_waited_long_goes_after_the_awaited_hands(
     await h.settle()
     assert seen[-1] == group.id and len(seen) == 46
     assert h.fake.flooded == []
+
+
+@pytest.fixture
+async def less_for_tables(tmp_path: Path) -> AsyncIterator[BotHarness]:
+    """A bot with TABLE_SENDS=2 (of its 30 a second)."""
+    h = BotHarness(
+        fake=(fake := FakeTelegram(token=TOKEN)),
+        db_path=tmp_path / "durak.sqlite3",
+        clock=ManualClock(),
+        settings=make_settings(tmp_path / "durak.sqlite3", table_sends=2),
+    )
+    fake.enforce(clock=h.timing.now)
+    await h.start()
+    try:
+        yield h
+    finally:
+        await h.stop()
+
+
+async def test_table_sends_sets_the_tables_share(less_for_tables: BotHarness) -> None:
+    """With 2 of the 30 kept for them, the 30 overdue tables get 2 calls a second, not 5:
+    each is edited every 15 s or so, and the hands take the rest."""
+    seen = await saturated(less_for_tables)
+    first = min(t for times in seen.values() for t in times)
+    for second in range(2, int(RUN) - 2):
+        a, b = first + second, first + second + 1
+        assert sum(1 for c, times in seen.items() if c < 0 for t in times if a <= t < b) <= 2
+    groups = [chat for chat in seen if chat < 0]
+    assert len(groups) == TABLES  # each in its turn: overdue after 5 s, then 15 s for all
+    assert all(seen[chat][0] <= first + OVERDUE + TABLES / 2 + 2 for chat in groups), seen
