@@ -10,9 +10,9 @@ The sender sends within the `Budgets` of each chat and of the whole bot, one cal
 per chat, and the most urgent slot first (`Priority`): the hand of a player the game waits
 for, then the tapping player's own hand, then messages that matter once, then the table,
 then the hands of players who cannot act. At the bot's ceiling a part of its calls
-(`Limits.tables`) is kept for tables that have waited long (`OVERDUE`), so that no table falls far
-behind while awaited hands alone could take every call. Answers to taps do not come here:
-they have no limit and go out at once.
+(`Limits.tables`) is kept for tables that have waited long (`OVERDUE`), so that no table
+falls far behind while the awaited hands alone could take every call. Answers to taps do
+not come here: they have no limit and go out at once.
 
 Features never wait for it: `put` returns at once, and what Telegram says comes back
 through the slot's callbacks (`on_done`, `on_failed`), which must not block (they may spawn
@@ -53,9 +53,9 @@ NOT_LEADING_RETRY: Final = 0.5
 again: the lead comes back (a renewal on a new lease connection) or the sender is closed."""
 AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
-holds sends back: a table that has waited 4 s goes before the tapping player's own hand,
-a hand that cannot act before neither; the awaited hands go first, always, but within
-the part of the bot's window that overdue tables leave them (`OVERDUE`)."""
+holds sends back: a table that has waited 4 s goes before a hand that has just changed and
+cannot act. The awaited hands go first, always, but within the part of the bot's window
+that overdue tables leave them (`OVERDUE`)."""
 
 
 def _retried(error: BaseException) -> bool:
