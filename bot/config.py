@@ -61,6 +61,11 @@ class Settings(BaseSettings):
         default=3, ge=0, description="of a group's window, kept for lobby, start and result"
     )
     bot_sends: int = Field(default=30, ge=1, description="calls per second, the whole bot")
+    table_sends: int = Field(
+        default=5,
+        ge=0,
+        description="of BOT_SENDS, calls per second kept for group tables that waited 5 s",
+    )
     # Webhook mode (bot.telegram.webhook): set WEBHOOK_URL, and Telegram posts updates to it
     # instead of the bot polling for them.
     webhook_url: str | None = Field(

@@ -105,6 +105,7 @@ def limits(settings: Settings) -> Limits:
         group=Window(settings.group_sends, settings.group_window),
         bot=Window(settings.bot_sends, 1.0),
         reserve=min(settings.group_reserve, settings.group_sends - 1),
+        tables=min(settings.table_sends, settings.bot_sends - 1),
     )
 
 

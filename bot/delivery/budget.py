@@ -52,6 +52,7 @@ class Limits:
     group: Window = Window(20, 60.0)
     bot: Window = Window(30, 1.0)
     reserve: int = 3  # of a group's window, for messages that matter once
+    tables: int = 5  # of the bot's window, for tables that waited long (`bot.delivery.sender`)
 
     def chat(self, chat_id: int) -> Window:
         return self.private if chat_id > 0 else self.group
@@ -80,6 +81,11 @@ class _Calls:
         if excess < 0:
             return now
         return times[excess] + self.window.seconds + self.slack
+
+    def free(self, now: float, room: int) -> int:
+        """How many calls may go now if only `room` of the window's calls may be used."""
+        self.ready_at(now, room)  # (drops the calls that left the window)
+        return max(0, room - len(self.times))
 
 
 class Budgets:
@@ -147,6 +153,14 @@ class Budgets:
         return max(
             self._bot.ready_at(now, self.limits.bot.count),
             self._bot_pace.ready_at(now, self._bot_pace.window.count),
+        )
+
+    def bot_room(self, now: float) -> int:
+        """How many counted calls the bot may make now, whatever the chats (its window and
+        its pace both allowing)."""
+        return min(
+            self._bot.free(now, self.limits.bot.count),
+            self._bot_pace.free(now, self._bot_pace.window.count),
         )
 
     def ready_at(self, chat_id: int, now: float, *, once: bool = False) -> float:

@@ -9,8 +9,10 @@ it is never dropped, however many 429s Telegram answers.
 The sender sends within the `Budgets` of each chat and of the whole bot, one call at a time
 per chat, and the most urgent slot first (`Priority`): the hand of a player the game waits
 for, then the tapping player's own hand, then messages that matter once, then the table,
-then the hands of players who cannot act. Answers to taps do not come here: they have no
-limit and go out at once.
+then the hands of players who cannot act. At the bot's ceiling a part of its calls
+(`Limits.tables`) is kept for tables that have waited long (`OVERDUE`), so that no table
+falls far behind while the awaited hands alone could take every call. Answers to taps do
+not come here: they have no limit and go out at once.
 
 Features never wait for it: `put` returns at once, and what Telegram says comes back
 through the slot's callbacks (`on_done`, `on_failed`), which must not block (they may spawn
@@ -27,6 +29,7 @@ import itertools
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -50,8 +53,9 @@ NOT_LEADING_RETRY: Final = 0.5
 again: the lead comes back (a renewal on a new lease connection) or the sender is closed."""
 AGING: Final = 2.0
 """Seconds of waiting that make a slot one `Priority` more urgent when the bot's ceiling
-holds sends back: a busy bot sends the awaited hands first, always, but a table that has
-waited 4 s goes before a hand that has just changed and cannot act, so nothing starves."""
+holds sends back: a table that has waited 4 s goes before a hand that has just changed and
+cannot act. The awaited hands go first, always, but within the part of the bot's window
+that overdue tables leave them (`OVERDUE`)."""
 
 
 def _retried(error: BaseException) -> bool:
@@ -73,6 +77,22 @@ class Priority(IntEnum):
     ONCE = 2  # a message that matters once: a result, a notice, a lobby
     TABLE = 3  # the group's table
     PASSIVE = 4  # the hands of players who cannot act now, retired messages
+
+
+OVERDUE: Final = 5.0
+"""Seconds a table's (or a message's that matters once) new content waits before it is
+overdue: while any slot is, `Limits.tables` of the bot's calls in any second (5 of 30,
+`TABLE_SENDS`) are kept for such slots; they go before every other slot until they have
+had that many. At 60 games the awaited hands alone could take the whole ceiling and leave
+a table unedited for minutes; with this each group's table is edited about every 12 s (60
+tables, 5 a second), and the awaited hands keep the rest, ahead of everything else. A table
+that the ceiling holds back only briefly (up to 30 games, say) waits behind the awaited
+hands as before and takes no call from them."""
+_SHARED: Final = (Priority.ONCE, Priority.TABLE)
+
+
+def _overdue(slot: Slot, now: float) -> bool:
+    return slot.priority in _SHARED and now - slot.since >= OVERDUE
 
 
 class Timing(Protocol):
@@ -163,6 +183,7 @@ class Sender:
         self._calls: set[asyncio.Task[None]] = set()
         self._closed = False
         self._flushing = False  # shutting down: no slot waits for its interval
+        self._shared: deque[float] = deque()  # when the latest calls for `_SHARED` slots began
         self.merged = 0  # contents replaced before they could go (latest state won)
         self.deferred = 0  # sends that waited for a chat's budget
 
@@ -414,12 +435,33 @@ class Sender:
             else:
                 soonest = min(soonest, at)
         ready.sort(key=lambda s: (_urgency(s, now), s.seq))
+        # The bot's ceiling: first the overdue tables (and messages that matter once), the
+        # one that has waited longest first, as long as such have had less than their share
+        # of the bot's window (`Limits.tables`); then the most urgent, whatever they are.
+        # So awaited hands enough to take the whole ceiling do not starve the tables, and
+        # keep the rest.
+        # (Counted over the window, not per round: the bot's window frees its calls one at a
+        # time, and a share of each round would give the tables nearly every one.)
+        budgets = self.budgets
+        window = budgets.limits.bot
+        shared = self._shared
+        while shared and shared[0] <= now - window.seconds:
+            shared.popleft()
+        quota = budgets.limits.tables - len(shared)
+        started: set[Hashable] = set()
         for slot in ready:
-            bot_at = self.budgets.bot_ready_at(now)
-            if bot_at > now:  # the bot's ceiling: the most urgent went first
-                soonest = min(soonest, bot_at)
+            if quota <= 0 or budgets.bot_room(now) <= 0:
                 break
-            self._start(slot, now)
+            if _overdue(slot, now):
+                quota -= 1
+                started.add(slot.key)
+                self._start(slot, now)
+        for slot in ready:
+            if budgets.bot_room(now) <= 0:  # the most urgent went first
+                soonest = min(soonest, budgets.bot_ready_at(now))
+                break
+            if slot.key not in started:
+                self._start(slot, now)
         if not self._chats and not self._busy:
             self._idle.set()
             await self._wake.wait()
@@ -436,6 +478,8 @@ class Sender:
         slot.sending = True
         slot.deferred = False
         self.budgets.note(slot.chat_id, now)
+        if slot.priority in _SHARED:
+            self._shared.append(now)
         task = asyncio.get_running_loop().create_task(self._call(slot, now))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
