@@ -42,7 +42,7 @@ def test_r12_r13_the_table_names_each_card_once_and_tells_how_the_last_bout_ende
     ended = [*log, LogEntry("beaten", count=2, cards=("7♠", "9♠")), LogEntry("out", "2")]
     assert log_lines(TR, "en", ended, NAMES) == ["Last bout: 7♠ 9♠ beaten off · Bob is out"]
     assert log_lines(TR, "de", ended, NAMES) == ["Letzte Runde: 7♠ 9♠ abgelegt · Bob ist raus"]
-    assert log_lines(TR, "ru", log, NAMES) == ["Прошлый ход: Carol забирает 6♣ Q♣ Q♦️"]
+    assert log_lines(TR, "ru", log, NAMES) == ["Прошлый раунд: Carol забирает 6♣ Q♣ Q♦️"]
 
 
 def test_r14_r19_shown_and_exchanged_trumps_are_named() -> None:
