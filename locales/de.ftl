@@ -22,41 +22,41 @@ players-count =
 ## Lobby
 
 lobby-title = Durak: neues Spiel
-lobby-created = { $name } möchte Durak spielen. Tippe auf „Mitspielen“, um dich an den Tisch zu setzen.
+lobby-created = { $name } möchte Durak spielen. Tippe auf „Mitspielen“, um Platz zu nehmen.
 lobby-opened-by = Eröffnet von { $name }.
-lobby-opener-join = { $name }, tippe auch selbst auf „Mitspielen“, um dich an den Tisch zu setzen.
+lobby-opener-join = { $name }, tippe auch du auf „Mitspielen“, um Platz zu nehmen.
 lobby-players = Spieler ({ $count }/{ $max }): { $names }
 lobby-nobody = noch niemand
 lobby-invited = Eingeladen: { $names } — wer mitspielt, tippt auf „Mitspielen“.
-lobby-invited-again = Wir warten auf: { $names } — tippt unter dem Ergebnis auf „Noch ein Spiel!“ oder hier auf „Mitspielen“.
-lobby-again-starts = Das Spiel beginnt von selbst, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
+lobby-invited-again = Wir warten auf { $names } — tippt unter dem Ergebnis auf „Noch ein Spiel!“ oder hier auf „Mitspielen“.
+lobby-again-starts = Das Spiel beginnt von selbst, sobald alle dabei sind, oder ab zwei Spielern eine Minute nach dem ersten Tippen.
 lobby-need-players =
     { $min ->
         [one] Zum Starten wird mindestens { $min } Spieler benötigt.
        *[other] Zum Starten werden mindestens { $min } Spieler benötigt.
     }
-lobby-joined = Du sitzt mit am Tisch. Deine Karten bekommst du in unserem privaten Chat.
-lobby-already-joined = Du sitzt schon mit am Tisch.
+lobby-joined = Du hast einen Platz. Deine Karten bekommst du in unserem privaten Chat.
+lobby-already-joined = Du hast schon einen Platz.
 lobby-not-joined = Du hast in dieser Lobby keinen Platz.
 lobby-left = Du hast die Lobby verlassen.
 lobby-full = Alle Plätze sind besetzt.
 lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
-lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder eine Minute nach dem ersten Tippen, wenn mindestens zwei Spieler dabei sind.
+lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder ab zwei Spielern eine Minute nach dem ersten Tippen.
 again-started = Das nächste Spiel hat schon begonnen.
-again-stale = Dieser Knopf gehört zu einem älteren Spiel und öffnet nichts mehr. Sende /newgame für ein neues Spiel.
+again-stale = Diese Schaltfläche gehört zu einem älteren Spiel und öffnet nichts mehr. Sende /newgame für ein neues Spiel.
 again-not-player = Hier melden sich nur die Spieler dieses Spiels. Wer mitspielen will, tippt in der Lobby auf „Mitspielen“, sobald sie offen ist, oder sendet /newgame.
 newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
 again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
-newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu (der Knopf unten) und sende dort /newgame. Gegen den Computer spielst du gleich hier mit /practice.
-private-joined = Du sitzt mit am Tisch im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
+newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu (Schaltfläche unten) und sende dort /newgame. Gegen den Computer spielst du gleich hier mit /practice.
+private-joined = Du hast einen Platz im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
 private-lobby-cancelled = Das Spiel in <b>{ $chat }</b> wurde abgebrochen, bevor es begann.
 private-lobby-expired = Das Spiel in <b>{ $chat }</b> hat nicht rechtzeitig begonnen; die Lobby ist geschlossen.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
-group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin spiele ich nach Ablauf der Zeit für diesen Spieler; beim dritten Mal in Folge verliert er.
-group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“, falls du mich blockiert hattest) und sende dann /hand. Bis dahin wartet das Spiel (es gibt kein Zeitlimit); ein Admin kann den Spieler mit /kick als Antwort auf eine seiner Nachrichten entfernen.
+group-blocked = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“ nach einer Blockierung) und sende dann /hand. Bis dahin ziehe ich nach Ablauf der Zeit für diesen Spieler; beim dritten Mal in Folge verliert er.
+group-blocked-no-limit = { $player } hat mich blockiert oder nie gestartet, deshalb kann ich die Karten nicht zustellen. Öffne { $link }, tippe auf „Starten“ (oder „Neu starten“ nach einer Blockierung) und sende dann /hand. Bis dahin wartet das Spiel (es gibt kein Zeitlimit); ein Admin kann den Spieler mit /kick als Antwort auf eine seiner Nachrichten entfernen.
 game-cancelled = Das Spiel wurde abgebrochen. Es wird kein Ergebnis gewertet.
 
 ## Regeln
@@ -72,7 +72,7 @@ rules-transfer = Weiterschieben (Perewodnoi): { $value }
 rules-show-trump = Weiterschieben durch Zeigen eines Trumpfs: { $value }
 rules-trump-exchange = Niedrigsten Trumpf gegen den offenen Trumpf tauschen: { $value }
 rules-redeal = Wer fünf oder mehr Karten einer Farbe und keinen Trumpf hat, darf neu austeilen lassen: { $value }
-rules-timeout = Zeit pro Zug: { $seconds } Sek.
+rules-timeout = Zeit pro Zug: { $seconds } s
 rules-no-timeout = Kein Zeitlimit pro Zug
 rules-summary = Regeln: { $preset } · { $cards } · Weiterschieben { $transfers } — alle mit /rules
 value-on = an
@@ -119,7 +119,7 @@ table-window = ⏳ Die Runde ist { $time } abgewehrt, wenn niemand mehr zuwirft.
 table-window-take = ⏳ { $player } nimmt { $time } alles auf, wenn niemand mehr zuwirft.
 table-waiting-until = ⏳ Wir warten auf { $names }: Die Zeit läuft { $time } ab.
 table-last-beaten = Letzte Runde: { $cards } abgelegt
-table-last-picked = Letzte Runde: { $player } nimmt { $cards } auf
+table-last-picked = Letzte Runde: { $player } nahm { $cards } auf
 time-at = um { $time } UTC
 seat-out = raus
 seat-draws = zieht nach der Runde nach
@@ -137,8 +137,8 @@ hand-table = Tisch:
 hand-you-open = Du bist dran: Greif { $player } mit einer beliebigen Karte an.
 hand-they-open = { $player } greift { $target } an.
 hand-you-attack = Du greifst { $player } an.
-hand-you-defend = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen oder nimm auf.
-hand-you-defend-transfer = Wehr den Angriff von { $player } ab: Tippe auf eine Karte zum Schlagen, schiebe mit einer Schaltfläche unten weiter oder nimm auf.
+hand-you-defend = Wehr dich gegen { $player }: Tippe eine Karte zum Schlagen an oder nimm auf.
+hand-you-defend-transfer = Wehr dich gegen { $player }: Tippe eine Karte zum Schlagen an, schieb mit einer Schaltfläche unten weiter oder nimm auf.
 hand-you-take = Du nimmst auf. Die anderen dürfen noch zuwerfen.
 hand-you-take-one = Du nimmst auf. { $player } darf noch zuwerfen.
 hand-you-are-attacked = { $player } greift dich an: Warte auf die erste Karte.
@@ -151,7 +151,7 @@ hand-you-are-out = Du bist raus. Gut gespielt!
 hand-time-left = ⏳ Deine Zeit läuft { $time } ab.
 hand-window = Die Runde ist { $time } abgewehrt: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
 hand-window-take = { $player } nimmt { $time } alles auf: Tippe eine Karte an, um sie zuzuwerfen, oder „Fertig“.
-hand-timed-out = Deine Zeit ist abgelaufen, ich habe für dich gespielt ({ $count } von { $max } in Folge; nach { $max } verlierst du das Spiel als Durak).
+hand-timed-out = Deine Zeit ist abgelaufen, darum habe ich für dich gezogen ({ $count } von { $max } in Folge; beim { $max }. Mal bist du der Durak).
 hand-choose = Welcher Zug?
 hand-confirm-transfer = Weiterschieben? Dann verteidigt { $player }.
 hand-empty = Du hast keine Karten.
@@ -159,7 +159,7 @@ hand-last-cards = Deine letzten Karten: { $cards }
 hand-result-you-durak = Du bist der Durak.
 hand-result-place = Dein Platz: { $place } von { $count }.
 hand-cancelled = Dieses Spiel wurde abgebrochen.
-hand-replaced = Deine Karten stehen in der neueren Nachricht unten.
+hand-replaced = Deine Karten sind in der neuen Nachricht unten.
 hand-bot-removed = Ich wurde aus der Gruppe entfernt; das Spiel ist beendet.
 
 ## Ereignisse (die letzten Züge am Tisch)
@@ -184,11 +184,11 @@ log-picked =
 log-out = { $player } ist raus
 log-exchange = { $player } tauscht den niedrigsten Trumpf gegen den offenen Trumpf
 log-resign = { $player } gibt auf
-log-redeal = { $player } verlangt neues Austeilen; die Karten wurden neu ausgeteilt
+log-redeal = { $player } verlangt neues Austeilen; die Karten werden neu ausgeteilt
 log-timeout = Bei { $player } ist die Zeit abgelaufen
-log-removed = { $player } wurde nach drei Zeitüberschreitungen entfernt
-log-kicked = { $player } wurde aus dem Spiel entfernt
-log-left = { $player } hat die Gruppe verlassen
+log-removed = { $player } wird nach drei Zeitüberschreitungen entfernt
+log-kicked = { $player } wird aus dem Spiel entfernt
+log-left = { $player } verlässt die Gruppe
 # The same events, naming the cards they made public (one line per bout on the table)
 log-attack-cards = { $player } spielt { $cards } aus
 log-add-cards = { $player } wirft { $cards } zu
@@ -214,7 +214,7 @@ result-bouts =
     }
 result-evening = Heute zusammen { $games } Spiele — wie oft Durak: { $tally }
 result-evening-durak = { $player } { $count }
-result-evening-draws = { $count } × unentschieden
+result-evening-draws = { $count } Unentschieden
 
 ## /leave, /start, /help
 
@@ -227,7 +227,7 @@ private-unknown-command = Diesen Befehl kenne ich nicht: /help listet meine auf.
 group-hello = Hallo! Ich leite hier <b>Durak</b>-Partien. Sende /newgame, um eine zu eröffnen: Wer mitspielen will, tippt auf „Mitspielen“, und ich schicke jedem seine Karten privat. /help erklärt den Rest.
 help-text =
     <b>Durak</b>
-    <b>So läuft es hier:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (beim Weiterschieben, Perewodnoi), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
+    <b>So läuft es hier:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (wenn erlaubt), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
     <b>Befehle:</b> /howto so wird Durak gespielt · /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
 
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
@@ -242,7 +242,7 @@ howto-deal = <b>Deck:</b> { $cards }, { $low } bis Ass, je { $hand } pro Kopf; d
 howto-first-redeal = Der niedrigste Trumpf beginnt (keiner da: neu geben).
 howto-first-random = Der niedrigste Trumpf beginnt (keiner da: das Los entscheidet).
 howto-beat = <b>Schlagen:</b> Eine höhere Karte derselben Farbe oder ein Trumpf schlägt: { $higher } schlägt { $lower }; ist { $suit } Trumpf, schlägt { $trump } das { $ace }.
-howto-bout = <b>Runde:</b> Der Angreifer spielt links aus; der Verteidiger schlägt jede Karte oder nimmt auf.
+howto-bout = <b>Runde:</b> Der Angreifer greift den linken Nachbarn an, der jede Karte schlägt oder aufnimmt.
 howto-throw-in-all = <b>Zuwerfen:</b> Die anderen werfen Werte vom Tisch zu,
 howto-throw-in-neighbours = <b>Zuwerfen:</b> Die zwei Nachbarn des Verteidigers werfen Werte vom Tisch zu,
 howto-throw-in-neighbours_at_5 = <b>Zuwerfen:</b> Die anderen (ab 5 Spielern nur die Nachbarn des Verteidigers) werfen Werte vom Tisch zu,
@@ -253,15 +253,15 @@ howto-show-trump = Den Trumpf dieses Werts zu zeigen genügt.
 howto-beaten = <b>Alles geschlagen:</b> auf die Ablage, der Verteidiger greift an.
 howto-taken = <b>Aufgenommen:</b> sein linker Nachbar.
 howto-draw = Dann ziehen alle auf { $hand } nach, der Angreifer zuerst; bei leerem Stapel ist raus, wer keine Karten hat.
-howto-exchange = <b>Trumpftausch:</b> Der niedrigste Trumpf (die { $low }) darf gegen den offenen Trumpf getauscht werden.
-howto-redeal = <b>Neu austeilen:</b> Vor der ersten Karte darf, wer fünf einer Farbe und keinen Trumpf hat, es verlangen.
+howto-exchange = <b>Trumpftausch:</b> Der niedrigste Trumpf (die { $low }) darf gegen den offenen getauscht werden.
+howto-redeal = <b>Neu austeilen:</b> Wer vor der ersten Karte fünf einer Farbe und keinen Trumpf hat, darf es verlangen.
 info-above = Steht gleich oben: Ich habe es eben erst geschickt.
 
 ## Fehler (Callback-Toasts: reiner Text, unter 200 Zeichen)
 
 error-not-your-turn = Du bist nicht am Zug.
 error-stale = Diese Schaltfläche ist veraltet; hier ist deine aktuelle Hand.
-error-not-in-game = Du spielst in dieser Partie nicht mit.
+error-not-in-game = Du spielst in diesem Spiel nicht mit.
 error-game-gone = Dieses Spiel ist vorbei.
 error-lobby-closed = Diese Lobby ist geschlossen.
 error-lobby-closed-newer = Diese Lobby ist geschlossen, aber in <b>{ $chat }</b> ist eine neue offen: Tippe dort auf „Mitspielen“.
@@ -274,7 +274,7 @@ error-conflict = Im selben Moment hat sich etwas geändert; bitte tippe noch ein
 error-storage = Das ließ sich gerade nicht speichern, es ist also nichts passiert. Bitte tippe noch einmal.
 error-unavailable = Das ließ sich nicht speichern: Der Server des Bots kann im Moment keine Spiele speichern, es ist also nichts passiert. Bitte versuch es später noch einmal.
 error-later = Der Bot kann das gerade nicht speichern. Es ist vorgemerkt und zählt, sobald er wieder speichern kann.
-operator-database-down = ⚠️ Die Datenbank kann nichts speichern: { $cause }. Bis sie es wieder kann, bekommen Tipps und Befehle „ließ sich nicht speichern“ zur Antwort, und die Spiele warten. (Eine Nachricht pro Ausfall.)
+operator-database-down = ⚠️ Die Datenbank kann nichts speichern: { $cause }. Bis sie es wieder kann, antworte ich auf Tippen und Befehle mit „ließ sich nicht speichern“, und die Spiele warten. (Eine Nachricht pro Ausfall.)
 operator-database-back = ✅ Die Datenbank speichert wieder, nach { $seconds } s und { $failures } gescheiterten Speicherungen; die Spiele gehen weiter.
 error-game-over = Das Spiel ist vorbei.
 error-unknown-player = Du spielst in diesem Spiel nicht mit.
@@ -339,14 +339,14 @@ my-settings-intro = Für jedes Spiel, das du spielst. Die Hausregeln einer Grupp
 my-settings-alerts-help = nach einer Pause kommt dein Zug als neue Nachricht, die dein Handy meldet; aus: die Hand wird nur still geändert
 my-settings-alerts-y = Zug-Hinweise an
 my-settings-alerts-n = Zug-Hinweise aus
-my-settings-alerts-g = Wie die Gruppe es einstellt
-value-group-default = wie die Gruppe es einstellt
+my-settings-alerts-g = Je nach Gruppe
+value-group-default = je nach Gruppe
 language-en = English
 language-de = Deutsch
 language-ru = Русский
 error-admins-only = Das dürfen nur die Admins des Chats (oder vor dem Start der Eröffner der Lobby).
 error-admins-only-chat = Das dürfen nur die Admins des Chats ändern.
-error-kick-admins = Nur die Admins des Chats können jemanden aus dem Spiel nehmen.
+error-kick-admins = Nur die Admins des Chats können Spieler entfernen.
 kick-already-out = Dieser Spieler ist nicht mehr im Spiel.
 
 ## Moderation
@@ -423,7 +423,7 @@ lobby-too-many =
        *[other] Zu viele Spieler für dieses Kartendeck: { $extra } Spieler müssen gehen, oder ein Admin wählt in /settings ein größeres.
     }
 lobby-pick-level = Wie stark soll der Computerspieler sein?
-practice-intro = Trainiere gegen Computerspieler. Wie viele Gegner, und wie stark?
+practice-intro = Trainiere gegen Computerspieler. Wie viele Gegner und wie stark?
 practice-button = { $level }: { $count }
 practice-title = Training
 practice-running = Du spielst hier schon ein Trainingsspiel; spiel es zu Ende oder sende /cancel.
