@@ -45,7 +45,7 @@ def test_r2_howto_says_what_beats_what_with_cards_of_the_chats_deck(deck: int) -
     text = render.howto(TR, "en", Rules(deck_size=deck))
     low = Rules(deck_size=deck).lowest_rank
     assert f"{deck} cards, {low} to ace" in text
-    assert "a higher card of its suit, or any trump a non-trump" in text
+    assert "a higher card of the suit beats, any trump beats a non-trump" in text
     example = re.search(r"(\S+) beats (\S+); with (\S) trumps, (\S+) beats (\S+)\.", text)
     assert example is not None
     higher, lower, trump, trump_card, ace = example.groups()
@@ -69,11 +69,11 @@ def test_r14_howto_explains_transfers_only_when_they_are_on() -> None:
 
 def test_howto_follows_throwing_in_the_limit_the_first_attack_and_the_swap() -> None:
     classic = render.howto(TR, "en", Rules())
-    assert "the others add ranks on the table" in classic
+    assert "the others add cards of ranks on the table" in classic
     assert "up to 6 cards (5 before the first discard)" in classic  # R10
     assert "lowest trump attacks first (none dealt: a new deal)" in classic  # R5
     assert "discarded, the defender attacks next" in classic  # R12
-    assert "Taken:</b> the player after him does" in classic  # R13
+    assert "Taken:</b> the player after the taker does" in classic  # R13
     assert "a player without cards is out" in classic and "the durak" in classic  # R16, R17
     assert "Trump swap" not in classic and "New deal" not in classic
     online = render.howto(TR, "en", Rules.preset("online"))
@@ -81,7 +81,7 @@ def test_howto_follows_throwing_in_the_limit_the_first_attack_and_the_swap() -> 
     assert "up to 6 cards, never more than the defender had" in online
     assert "(none dealt: one drawn by lot)" in online
     neighbours = render.howto(TR, "en", Rules(throw_in="neighbours"))
-    assert "the defender's two neighbours add ranks" in neighbours
+    assert "the defender's two neighbours add cards of ranks" in neighbours
     swap = render.howto(TR, "en", Rules(deck_size=32, trump_exchange=True))
     assert "the lowest trump (the 7) may take the face-up trump" in swap
     assert "<b>New deal:</b>" in render.howto(TR, "en", Rules(redeal_on_flush=True))  # R6
