@@ -54,7 +54,7 @@ from bot.telegram.handlers import ROOMS_KEY
 from bot.telegram.inbox import InboxReader
 from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
-from storage import Database, Lease, SoleLease, StorageError
+from storage import Database, GameRecord, Lease, SoleLease, StorageError
 from storage.lease import ACQUIRE_SECONDS, FENCED_CHANNEL, INBOX_CHANNEL, RENEW_SECONDS
 
 logger = logging.getLogger(__name__)
@@ -229,14 +229,18 @@ class Term:
             await asyncio.sleep(KEEP_BUDGETS_EVERY)
             await self._save_budgets(final=False)
 
+    async def _active(self) -> list[GameRecord]:
+        """Every lobby and running game as stored (none if the database cannot say)."""
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                return await tx.games.all_active()
+        except StorageError:
+            return []
+
     async def _chats_to_show(self) -> set[int]:
         """The chats a new leader shows a game in: each lobby's or table's group, and each
         seated person's private chat."""
-        try:
-            async with self.db.transaction(readonly=True) as tx:
-                records = await tx.games.all_active()
-        except StorageError:
-            return set()
+        records = await self._active()
         chats = {r.chat_id for r in records}
         chats |= {s.user_id for r in records for s in r.lobby.seats if s.user_id is not None}
         return chats
@@ -249,11 +253,15 @@ class Term:
         recent = out.budgets.recent(out.timing.now())
         for chat_id in expected or ():
             recent.setdefault(chat_id, []).append(0.0)
+        # Each game's version as this leader holds it: the next one tells the games that
+        # moved after this write (`_carry_budgets`).
+        versions = {str(r.id): r.version for r in self.rooms.store.live_records()}
         value = orjson.dumps(
             {
                 "at": out.timing.epoch(),
                 "final": final,
                 "calls": {str(k): v for k, v in recent.items()},
+                "games": versions,
             }
         ).decode()
         try:
@@ -271,7 +279,11 @@ class Term:
         unless it handed over) is not known: a private chat it sent to in the `UNSEEN`
         seconds before that write is reckoned full (a player who was playing: their hand
         waits a window at most, 3 s), a group as busy as in those seconds (its table is
-        paced: its window is seldom full, and a full one would hold it back a minute)."""
+        paced: its window is seldom full, and a full one would hold it back a minute). And
+        the private chat of each player of a game that moved (or began) after that write is
+        reckoned full from now: the moves edited every seated player's hand, a burst the
+        write does not show (into a chat that may have been quiet before it: a game that
+        had just started)."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
@@ -280,6 +292,9 @@ class Term:
             kept = orjson.loads(stored)
             at, final, calls = float(kept["at"]), bool(kept["final"]), dict(kept["calls"])
             carried = {int(chat): [float(age) for age in ages] for chat, ages in calls.items()}
+            versions = kept.get("games")  # (None: written by a version that kept none)
+            if versions is not None:
+                versions = {str(game): int(version) for game, version in dict(versions).items()}
         except (StorageError, TypeError, ValueError, KeyError, orjson.JSONDecodeError) as exc:
             logger.info("no send budgets carried over: %s", exc)
             return
@@ -297,6 +312,13 @@ class Term:
                 else:  # a group, or the bot's own window: as busy as before them
                     now_ages += [since] * len(busy)
             recent[chat_id] = now_ages
+        if not final and versions is not None:
+            for record in await self._active():
+                if versions.get(str(record.id)) == record.version:
+                    continue  # as it was at the write
+                for seat in record.lobby.seats:
+                    if seat.user_id is not None and not seat.is_computer:
+                        recent.setdefault(seat.user_id, []).extend([0.0] * limits.private.count)
         out.budgets.carry(recent, out.timing.now())
 
 

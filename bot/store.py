@@ -127,6 +127,8 @@ class GameStore:
         self._live: dict[int, GameRecord] = {}  # chat id -> its lobby or running game
         self._chat_of: dict[int, int] = {}  # game id -> chat id
         self._reloading: set[int] = set()  # chats whose game is being loaded again
+        # chat id -> its live copy dropped after a failed save (`_loaded`: its message ids)
+        self._dropped: dict[int, GameRecord] = {}
         self.background = Background()
         self.watch = DatabaseWatch(kit, self.background.spawn)  # outages, once each
         # Pauses before each attempt to load a game again after its save failed (a database
@@ -203,6 +205,14 @@ class GameStore:
         return record
 
     def _loaded(self, record: GameRecord) -> None:
+        dropped = self._dropped.pop(record.chat_id, None)
+        if dropped is not None and (dropped.id, dropped.version) == (record.id, record.version):
+            # Nobody stored the game since the live copy was dropped: the messages it knew
+            # are what Telegram shows (a new hand message whose id could not be stored,
+            # the old one deleted or closed), newer than the stored ids. Shown as stored,
+            # the game would edit the old message back into a live hand, or find it gone
+            # and send yet another, leaving the newer one with live buttons.
+            _keep_message_ids(record, dropped)
         self.remember(record)
         for listener in self.loaded:
             listener(record)
@@ -272,6 +282,7 @@ class GameStore:
         try:
             await self._write(record, result)
         except BaseException:
+            self._dropped[record.chat_id] = record  # (its message ids: `_loaded`)
             self.forget(record)  # the stored state wins ...
             self.reload_soon(record.chat_id)  # ... and keeps its deadlines and computers
             raise
@@ -423,6 +434,14 @@ class GameStore:
                 logger.exception(
                     "could not reload the game of chat %s (attempt %s)", chat_id, attempt
                 )
+
+
+def _keep_message_ids(record: GameRecord, dropped: GameRecord) -> None:
+    """The message ids of `dropped` (the same game at the same version, as it was held in
+    memory) where they differ from the stored ones."""
+    record.hand_messages = {**record.hand_messages, **dropped.hand_messages}
+    record.table_message_id = dropped.table_message_id or record.table_message_id
+    record.lobby.message_id = dropped.lobby.message_id or record.lobby.message_id
 
 
 def finished_game(record: GameRecord, kit: Kit) -> FinishedGame:

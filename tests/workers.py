@@ -589,6 +589,11 @@ async def _prove(
             TURN_TIMEOUT=str(turn_timeout),
             COMPUTER_DELAY="0",
             TABLE_EDIT_INTERVAL="1",
+            # A lobby edited at most every 0.5 s (5 s by default, for Telegram's group
+            # limit; ten times as fast here, as the limits are). The games are opened one
+            # after another before anyone plays: at 5 s a lobby, the first game's first
+            # turn (TURN_TIMEOUT) would run out while the others open.
+            LOBBY_EDIT_INTERVAL="0.5",
             # the bot's budgets as the fake's limits: a worker over them meets a 429
             PRIVATE_SENDS=str(LIMITS.private.count),
             PRIVATE_WINDOW=str(LIMITS.private.seconds),

@@ -449,8 +449,12 @@ class Screens:
         new messages only, never on an edit): the game now waits for their decision and did
         not before, they have neither tapped nor got a new hand message for
         `TURN_ALERT_AFTER` seconds, and they did not switch alerts off. A player who taps
-        quickly gets edits."""
+        quickly gets edits. After a restart (or a change of leader) that time counts from
+        the first look at their hand: a player who was playing then is not alerted at once,
+        as every player would be at their next turn (a new message each, just when the
+        lead changed hands)."""
         key = (record.id or 0, pid)
+        self._heard.setdefault(key, self.kit.clock())  # (not known: from now)
         if not deciding or self._deciding.get(key) is not False or pid in record.meta.quiet:
             return False  # (unknown before, after a restart: their hand is simply shown)
         if record.hand_messages.get(pid) is None:
