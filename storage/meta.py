@@ -106,7 +106,9 @@ class GameMeta:
     ``previous_durak``: the durak of the game this one was played again from (R7).
     ``again_of``: the game whose players' "Ready" taps (Play again) fill this lobby, while
     it waits to start by itself (its deadline: the minute after the first tap).
-    ``warned``: the current turn's half-time warning went out. ``grace_move``: the move that
+    ``warned``: the current turn's half-time warning went out. ``warnings``: the message id
+    of each player's half-time warning in their private chat, deleted once the game moves
+    on (kept here so that a leader after a restart deletes it too). ``grace_move``: the move that
     was given extra time after a restart, a change of leader or a database outage,
     ``graces`` times.
     """
@@ -126,6 +128,7 @@ class GameMeta:
     previous_durak: str | None = None
     again_of: int | None = None
     warned: bool = False
+    warnings: dict[str, int] = field(default_factory=dict)
     grace_move: int | None = None
     graces: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -164,6 +167,8 @@ class GameMeta:
             out["again_of"] = self.again_of
         if self.warned:
             out["warned"] = True
+        if self.warnings:
+            out["warnings"] = self.warnings
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
             out["graces"] = self.graces  # (an older release wrote grace_move alone: one)
@@ -178,6 +183,7 @@ class GameMeta:
         asked = value.get("asked")
         left = value.get("left")
         log = value.get("log")
+        warnings = value.get("warnings")
         return cls(
             title=_text(value.get("title")),
             opener=_text(value.get("opener")),
@@ -202,6 +208,13 @@ class GameMeta:
             previous_durak=_text_or_none(value.get("previous_durak")),
             again_of=_int_or_none(value.get("again_of")),
             warned=value.get("warned") is True,
+            warnings={
+                str(k): v
+                for k, v in warnings.items()
+                if isinstance(v, int) and not isinstance(v, bool)
+            }
+            if isinstance(warnings, Mapping)
+            else {},
             grace_move=_int_or_none(value.get("grace_move")),
             graces=_graces(value),
             extra={k: v for k, v in value.items() if k not in _KNOWN},

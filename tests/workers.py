@@ -967,8 +967,10 @@ async def _check(
         problems.append(f"updates never acknowledged: {len(fake.webhook_updates())}")
     # Each of the sleepy player's three turns: one half-time warning, then the timeout; the
     # third removes them (R18). A deadline handled twice would remove them a turn early
-    # (two warnings), a warning sent twice would show four.
-    warned = [m for m in fake.messages(sleepy.id) if "Half your time is gone" in m.text]
+    # (two warnings), a warning sent twice would show four. (Counted deleted or not: a
+    # warning is deleted once the game moves on.)
+    sent = fake.messages(sleepy.id, include_deleted=True)
+    warned = [m for m in sent if "Half your time is gone" in m.text]
     removed = [m for m in fake.messages(groups[0].id) if "was removed for not moving" in m.text]
     if len(warned) != 3 or len(removed) != 1:
         problems.append(

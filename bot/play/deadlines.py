@@ -6,7 +6,10 @@ next one among the live games, then handles each chat that is due in a task of i
 so a chat whose lock is held holds back no other. At the deadline the bot moves for the
 players it waits for (`engine.advice.timeout_action`: a defender takes, an opener plays
 the lowest card, others pass); the third timeout in a row removes the player as the durak
-(R18). A throw-in window (`Kit.in_window`: all is covered or taken, only throw-ins are
+(R18). A half-time warning is deleted once the game moves on (a move of anyone starts the
+turn's time again, and the game's end or cancel ends it), so warnings do not pile up in a
+private chat; its message id is stored with the game, so a leader after a restart deletes
+it too. A throw-in window (`Kit.in_window`: all is covered or taken, only throw-ins are
 waited for) has the window's end as its deadline and no half-time warning; its end passes
 for everyone who could still throw in, which ends the bout, and is no strike. After a
 restart, a turn (or window) that ran out (or nearly) while the bot was down gets
@@ -64,10 +67,28 @@ class Deadlines(Room):
     # ---------------------------------------------------------------- when
 
     def saved(self, record: GameRecord) -> None:
-        """A record was stored: the chat works again (its deadline as set), and the
-        scheduler wakes if this record's next time is earlier than its alarm."""
+        """A record was stored: the chat works again (its deadline as set), its warnings
+        that no longer hold are deleted, and the scheduler wakes if this record's next time
+        is earlier than its alarm."""
         self._retry_at.pop(record.chat_id, None)
+        self._retire_warnings(record)
         self.wake_if_earlier(record)
+
+    def _retire_warnings(self, record: GameRecord) -> None:
+        """Delete the half-time warnings of a turn that is over (the game moved on: a new
+        turn, `meta.warned` cleared; or it ended): each as a deletion the sender makes within
+        the private chat's budget, after the hands that matter more. Forgotten here, and
+        stored so with the record's next save; one deleted twice (a restart before that
+        save) is refused by Telegram and left as it is."""
+        meta = record.meta
+        if not meta.warnings or (meta.warned and record.status == "running"):
+            return
+        users = {seat.player_id: seat.user_id for seat in record.lobby.seats}
+        for pid, message_id in meta.warnings.items():
+            user_id = users.get(pid)
+            if user_id is not None:
+                self.screens.sender.retire(user_id, message_id, None)
+        meta.warnings = {}
 
     def forget(self, record: GameRecord) -> None:
         self._retry_at.pop(record.chat_id, None)
@@ -192,7 +213,10 @@ class Deadlines(Room):
             when = render.time_html(kit.tr, lang, record.deadline)
             text = kit.t(lang, "warn-time", time=when, chat=title(record))
             with contextlib.suppress(Blocked, SendError):
-                await self.out.send(seat.user_id, render.Rendered(text))
+                sent = await self.out.send(seat.user_id, render.Rendered(text))
+                record.meta.warnings[seat.player_id] = sent
+        if record.meta.warnings:  # to be deleted when the game moves on, after a restart too
+            await self.store.save_quietly(record)
 
     async def _expire_chat(self, chat_id: int, now: datetime) -> None:
         try:
@@ -357,6 +381,7 @@ class Deadlines(Room):
     async def show_again(self, record: GameRecord) -> None:
         """Show a game as loaded (after a restart or a failed save): lobby, or table and
         hands; then let its computer players move."""
+        self._retire_warnings(record)  # of a turn that ended while they were not deleted
         if record.status == "lobby":
             await self.lobbies.refresh(record)
         elif record.game is not None:

@@ -427,7 +427,9 @@ async def test_half_time_after_a_cancel_leaves_the_closed_hands_closed(
     await due
     for user, message_id in hands.items():
         assert h.fake.message(user.id, message_id).buttons == []
-        assert not any("left for your move" in m.text for m in h.fake.messages(user.id))
+        assert not any(
+            "left for your move" in m.text for m in h.fake.messages(user.id, include_deleted=True)
+        )
 
 
 async def test_play_again_leaves_out_who_left_the_group(harness: BotHarness) -> None:
