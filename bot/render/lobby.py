@@ -67,7 +67,7 @@ def lobby(
         lines.append(tr.t(lang, "lobby-opener-join", name=esc(opener)))
     if len(seats) > rules.max_players:  # the rules changed since (a smaller deck)
         lines.append(tr.t(lang, "lobby-too-many", extra=len(seats) - rules.max_players))
-    elif len(seats) < 2:
+    elif len(seats) < 2 and not (invited and again):  # (Play again's line says "two or more")
         lines.append(tr.t(lang, "lobby-need-players", min=2))
     if levels:  # "Add computer" was tapped: which level?
         lines += ["", tr.t(lang, "lobby-pick-level")]

@@ -61,6 +61,8 @@ async def test_the_next_game_starts_once_all_players_of_the_last_are_ready(
     assert "Players (1/6): Alice" in lobby.text
     assert "Waiting for: Bob, Carol — tap “Ready for another” under the result" in lobby.text
     assert "starts by itself once they are all in" in lobby.text
+    # (which says "with two or more": no "At least 2 players are needed" beside it)
+    assert h.rooms.kit.t("en", "lobby-need-players", min=2) not in lobby.text
     assert running(h, group) is None
     again = alice.tap(result, READY)  # a doubled tap: already in, nothing opens
     await h.send(again)
@@ -132,6 +134,7 @@ async def test_alone_at_the_minute_the_lobby_stays_open_as_any_other(
     lobby = h.lobby_message(group)
     assert "Invited: Bob — tap “Join” to play." in lobby.text
     assert "starts by itself" not in lobby.text
+    assert h.rooms.kit.t("en", "lobby-need-players", min=2) in lobby.text  # an ordinary lobby
     assert h.fake.message(group.id, result.message_id).buttons == []
     late = bob.tap_raw(result, data)  # no longer waited for: pointed to the lobby
     await h.send(late)
