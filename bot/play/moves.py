@@ -179,8 +179,9 @@ class Moves(Room):
                     chat_id, person, "error-not-in-game", lang=lang, message_id=message_id
                 )
             else:  # about the chat ("here"): answered where it was asked
-                text = render.Rendered(kit.t(lang, "error-no-game"))
-                await self.out.send(chat_id, text, reply_to=message_id)
+                lobby = any(r.status == "lobby" for r in records)  # no game yet, but a lobby
+                key = "newgame-lobby-open" if lobby else "error-no-game"
+                await self.out.send(chat_id, render.Rendered(kit.t(lang, key)), reply_to=message_id)
             return False
         text = render.Rendered(kit.t(person.language, "error-no-game"))
         await self.out.send(person.user_id, text)

@@ -75,6 +75,8 @@ async def test_a_whole_game_rings_the_group_twice_whatever_outsiders_do(
     assert t(h, "error-not-in-game") in told_dave  # /hand once the game ran
     in_group = [m.text for m in h.fake.messages(group.id)]
     assert t(h, "error-kick-admins") in in_group and t(h, "error-not-in-game") in in_group
+    # /hand while the lobby was open: pointed to it, not told there is no game
+    assert t(h, "newgame-lobby-open") in in_group and t(h, "error-no-game") not in in_group
 
 
 async def test_the_lobby_message_becomes_the_table(harness: BotHarness) -> None:
