@@ -44,6 +44,7 @@ lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
 lobby-again = You are in. The next game starts when all of you are, or a minute after the first tap with two or more players.
+again-left-out = The next game in { $chat } began without you. Join the one after it with /newgame in the group.
 again-started = The next game has started already.
 again-stale = This button belongs to an older game; it opens nothing. Send /newgame for a new game.
 again-not-player = This button is for the players of this game. To play, tap “Join” in the lobby once it opens, or send /newgame.

@@ -18,14 +18,16 @@ at once (its only person is ready, its computers are).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
+from bot import render
 from bot.callbacks import AgainData
-from bot.delivery import Tap
+from bot.delivery import Blocked, SendError, Tap
 from bot.kit import Person
 from bot.play.lobby import Lobbies
 from bot.play.room import Room
@@ -135,7 +137,10 @@ class Again(Room):
         with two seats or more (one a person); else it stays open as any lobby, until the
         lobby timeout, without waiting for anyone."""
         if _startable(record):
+            seated = {s.player_id for s in record.lobby.seats}
+            left_out = [pid for pid in record.meta.asked if pid not in seated]
             await self.lobbies._begin(record)
+            await self._tell_left_out(record, left_out)
             return
         again_of, record.meta.again_of = record.meta.again_of, None
         timeout = self.kit.settings.lobby_timeout
@@ -144,6 +149,15 @@ class Again(Room):
         await self.lobbies.refresh(record)
         if again_of is not None:  # an ordinary lobby now: "Ready" would only point to it
             await self._close(again_of)
+
+    async def _tell_left_out(self, record: GameRecord, player_ids: list[str]) -> None:
+        """Those the minute did not wait for any longer hear in private that the next game
+        began without them (else their last word would be the result's "Ready")."""
+        title = render.esc(record.meta.title or "")
+        text = render.Rendered(self.kit.t(record.language, "again-left-out", chat=title))
+        for pid in player_ids:
+            with contextlib.suppress(Blocked, SendError):  # (a courtesy: not retried)
+                await self.out.send(int(pid), text, patient=False)
 
     async def began(self, record: GameRecord) -> None:
         """A game began: the result of the game it follows (Play again) loses its button."""

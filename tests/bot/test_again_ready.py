@@ -100,6 +100,10 @@ async def test_after_a_minute_two_ready_players_start_without_the_third(
     game = running(h, group)
     assert game is not None and sorted(game.players) == ["1", "2"]
     assert h.fake.message(group.id, result.message_id).buttons == []
+    await h.settle()
+    told = h.rooms.kit.t("en", "again-left-out", chat="Club")
+    assert h.fake.last_message(carol.id).text == told  # Carol hears she was not waited for
+    assert told not in [m.text for m in h.fake.messages(alice.id)]
 
 
 async def test_the_minute_and_the_ready_taps_survive_a_restart(harness: BotHarness) -> None:
