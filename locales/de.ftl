@@ -360,7 +360,7 @@ button-kick-no = Nein
 kick-dropped = { $player } bleibt im Spiel.
 result-kicked = { $player } wurde von einem Admin entfernt.
 result-left = { $player } hat die Gruppe verlassen.
-warn-time = ⏳ Die Hälfte deiner Zeit ist um: Dein Zug in { $chat }, die Zeit läuft { $time } ab.
+warn-time = ⏳ Die Hälfte deiner Zeit ist um: dein Zug in { $chat }, die Zeit läuft { $time } ab.
 
 ## /stats
 

@@ -83,6 +83,10 @@ class Deadlines(Room):
         meta = record.meta
         if not meta.warnings or (meta.warned and record.status == "running"):
             return
+        self._delete_warnings(record)
+
+    def _delete_warnings(self, record: GameRecord) -> None:
+        meta = record.meta
         users = {seat.player_id: seat.user_id for seat in record.lobby.seats}
         for pid, message_id in meta.warnings.items():
             user_id = users.get(pid)
@@ -347,6 +351,7 @@ class Deadlines(Room):
                     if record is not None and self._grant_grace(record, now):
                         await self.store.save(record)
                         self.screens.table(record)
+                        await self.screens.hands(record)  # the awaited: their new deadline
             except OUTAGES as exc:
                 logger.info("game %s keeps its deadline: %s", live.id, exc)
         self._changed.set()
@@ -374,8 +379,11 @@ class Deadlines(Room):
         given = meta.graces if meta.grace_move == game.move_number else 0
         if record.deadline >= now + grace or given >= MAX_GRACES:
             return False
+        passed = record.deadline <= now
         record.deadline = now + grace
         meta.grace_move, meta.graces = game.move_number, given + 1
+        if passed:  # a warning sent names a deadline gone by: it goes (the hand, shown
+            self._delete_warnings(record)  # again, names the new one; no second warning)
         return True
 
     async def show_again(self, record: GameRecord) -> None:

@@ -172,7 +172,7 @@ class Moderation(Room):
         name = str(user_id)
         if record is not None and record.id == game_id:
             name = self.kit.names(record, lang).get(str(user_id), name)
-        await self.out.answer(query)
+        await self.out.answer(query, t(lang, "kick-dropped", player=name))  # (a toast: text)
         await self._withdraw(query, t(lang, "kick-dropped", player=render.esc(name)))
 
     async def _withdraw(self, query: Tap, last_words: str) -> None:

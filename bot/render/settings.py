@@ -46,6 +46,10 @@ CHOSEN: Final = "✓ "
 """Marks the current choice among choice buttons."""
 
 
+TIMED: Final = frozenset("ow")
+"""Options whose help says what happens when the time runs out: none when they are off."""
+
+
 def _value(tr: Translator, lang: str, settings: ChatSettings, key: str, default: int) -> str:
     rules = settings.rules
     on, off = tr.t(lang, "value-on"), tr.t(lang, "value-off")
@@ -122,7 +126,8 @@ def render_menu(
         label = tr.t(lang, f"settings-{stem}")
         value = _value(tr, lang, settings, key, default_timeout)
         line = f"<b>{label}</b>: {value}"
-        if key not in UNEXPLAINED:
+        untimed = key in TIMED and value == tr.t(lang, "value-off")  # "then ..." says nothing
+        if key not in UNEXPLAINED and not untimed:
             line += f" — {tr.t(lang, f'settings-{stem}-help')}"
         lines.append(line)
         if key == "i":  # the full value is in the text; the button has its short form

@@ -201,8 +201,11 @@ async def test_r18_kick_has_a_no_for_admins(harness: BotHarness) -> None:
     answer = h.fake.answer_for(not_admin)
     assert answer is not None and answer.text == t(h, "error-kick-admins") and answer.show_alert
     assert not h.fake.message(group.id, question.message_id).deleted
-    await h.send(alice.tap(question, t(h, "button-kick-no")))
+    no = alice.tap(question, t(h, "button-kick-no"))
+    await h.send(no)
     assert h.fake.message(group.id, question.message_id).deleted
+    answer = h.fake.answer_for(no)  # the admin hears what the No did
+    assert answer is not None and answer.text == t(h, "kick-dropped", player="Bob")
     game = running_game(h, group)
     assert game is not None and "2" in game.active_players
 

@@ -69,6 +69,28 @@ async def test_a_warning_sent_before_a_restart_goes_after_it(harness: BotHarness
     assert warnings(h, alice) == []
 
 
+async def test_a_warning_whose_deadline_passed_while_the_bot_was_down_goes(
+    harness: BotHarness,
+) -> None:
+    """Down past the deadline, the bot gives the turn 30 s more (R18, after a restart): the
+    warning, which names the old deadline ("4 minutes ago" in the reader's app), goes; the
+    hand names the new one, and no second warning rings for the same turn."""
+    h = harness
+    alice, _bob, _group, _game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    await half_time(h)
+    assert len(warnings(h, alice)) == 1
+    await h.stop()
+    h.clock.advance(300)
+    await h.start()
+    await h.settle()
+    assert warnings(h, alice) == []
+    assert "⏳ Your time runs out in 30 s." in h.read(h.hand_message(alice))
+    await h.run_due()
+    await h.settle()
+    sent = [m for m in h.fake.messages(alice.id, include_deleted=True) if WARNING in m.text]
+    assert len(sent) == 1
+
+
 async def test_a_warning_goes_when_the_game_is_cancelled(harness: BotHarness) -> None:
     h = harness
     alice, _bob, group, _game = await two_player_position(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})

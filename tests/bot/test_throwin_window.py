@@ -162,6 +162,8 @@ async def test_the_window_is_a_house_rule_in_settings(harness: BotHarness) -> No
         await h.send(alice.tap(menu, next(t for t in menu.button_texts if "Throw-in time" in t)))
         async with h.rooms.kit.db.transaction(readonly=True) as tx:
             seen.append((await tx.chats.get(chat_id=group.id)).throw_in_window)
+        if seen[-1] == 0:  # off: no "then the bout ends by itself" beside it
+            assert "Throw-in time: off\n" in menu.text
     assert seen == [10, 0, 3, 5]
     assert "Throw-in time: 5 s" in menu.button_texts
 
