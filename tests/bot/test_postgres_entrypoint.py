@@ -19,6 +19,7 @@ from tests.bot.test_entrypoint import (
     lobby_text,
     start_bot,
     stop_bot,
+    tap_hand,
     until,
 )
 from tests.fakes.loopback import LoopbackBotAPI
@@ -80,13 +81,7 @@ async def test_python_m_bot_on_postgresql_plays_a_whole_game_through_a_kill(
 
     async def tap_round(bot: asyncio.subprocess.Process) -> None:
         for user in players:
-            message = hand_message(fake, user)
-            if message is None:
-                continue
-            buttons = [b.callback_data for row in message.buttons for b in row if b.callback_data]
-            update = user.tap(message, rng.choice(buttons))
-            fake.queue(update)
-            await until(server, bot, lambda: fake.answer_for(update) is not None)  # noqa: B023
+            await tap_hand(server, bot, fake, user, rng)
 
     def hands_shown() -> dict[str, set[Card]]:
         return {
