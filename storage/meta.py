@@ -108,7 +108,9 @@ class GameMeta:
     it waits to start by itself (its deadline: the minute after the first tap).
     ``warned``: the current turn's half-time warning went out. ``warnings``: the message id
     of each player's half-time warning in their private chat, deleted once the game moves
-    on (kept here so that a leader after a restart deletes it too). ``grace_move``: the move that
+    on (kept here so that a leader after a restart deletes it too). ``questions``: the
+    /leave and /kick questions in the group not yet answered, deleted when the game ends.
+    ``grace_move``: the move that
     was given extra time after a restart, a change of leader or a database outage,
     ``graces`` times.
     """
@@ -129,6 +131,7 @@ class GameMeta:
     again_of: int | None = None
     warned: bool = False
     warnings: dict[str, int] = field(default_factory=dict)
+    questions: list[int] = field(default_factory=list)
     grace_move: int | None = None
     graces: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -169,6 +172,8 @@ class GameMeta:
             out["warned"] = True
         if self.warnings:
             out["warnings"] = self.warnings
+        if self.questions:
+            out["questions"] = self.questions
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
             out["graces"] = self.graces  # (an older release wrote grace_move alone: one)
@@ -184,6 +189,7 @@ class GameMeta:
         left = value.get("left")
         log = value.get("log")
         warnings = value.get("warnings")
+        questions = value.get("questions")
         return cls(
             title=_text(value.get("title")),
             opener=_text(value.get("opener")),
@@ -215,6 +221,9 @@ class GameMeta:
             }
             if isinstance(warnings, Mapping)
             else {},
+            questions=[v for v in questions if isinstance(v, int) and not isinstance(v, bool)]
+            if isinstance(questions, list)
+            else [],
             grace_move=_int_or_none(value.get("grace_move")),
             graces=_graces(value),
             extra={k: v for k, v in value.items() if k not in _KNOWN},

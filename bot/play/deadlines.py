@@ -72,7 +72,18 @@ class Deadlines(Room):
         is earlier than its alarm."""
         self._retry_at.pop(record.chat_id, None)
         self._retire_warnings(record)
+        self._retire_questions(record)
         self.wake_if_earlier(record)
+
+    def _retire_questions(self, record: GameRecord) -> None:
+        """The /leave and /kick questions a game ended without an answer to: deleted from
+        the group (they would look live under the result), within its budget, after the
+        messages that matter more. Forgotten here, and stored so with the next save."""
+        if not record.meta.questions or record.status == "running":
+            return
+        for message_id in record.meta.questions:
+            self.screens.sender.retire(record.chat_id, message_id, None)
+        record.meta.questions = []
 
     def _retire_warnings(self, record: GameRecord) -> None:
         """Delete the half-time warnings of a turn that is over (the game moved on: a new

@@ -64,7 +64,7 @@ class Moderation(Room):
             name=person.name,
             practice=record.meta.practice,
         )
-        await self.out.send(chat_id, question, reply_to=message_id)
+        await self._ask(chat_id, record.id or 0, question, message_id)
 
     async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
         """A game command sent in the private chat, which has no game of its own, by someone
@@ -129,7 +129,19 @@ class Moderation(Room):
         question = render.confirm_kick(
             kit.tr, lang, game_id=record.id, user_id=target.user_id, name=target.name
         )
-        await self.out.send(chat_id, question, reply_to=message_id)
+        await self._ask(chat_id, record.id, question, message_id)
+
+    async def _ask(
+        self, chat_id: int, game_id: int, question: render.Rendered, message_id: int | None
+    ) -> None:
+        """Send a /leave or /kick question; its message id is kept with the game, so that
+        the question goes when the game ends unanswered (`Deadlines.saved`)."""
+        asked = await self.out.send(chat_id, question, reply_to=message_id)
+        async with self.store.for_chat(chat_id) as unit:
+            record = unit.record
+            if record is not None and record.id == game_id and record.status == "running":
+                record.meta.questions.append(asked)
+                await self.store.save_quietly(record)
 
     async def kick_confirmed(
         self, *, query: Tap, person: Person, game_id: int, user_id: int
@@ -230,6 +242,8 @@ class Moderation(Room):
             assert why in ("kicked", "left")
             events = [Removed(player_id, why), *forced_resign(game, player_id)]
         record.meta.left[player_id] = why
+        if query is not None and query.message_id in record.meta.questions:
+            record.meta.questions.remove(query.message_id)  # answered: it says so, and stays
         await self.store.commit(record, [(player_id, events)])
         await self.out.answer(query)
         await self.computers.after_move(record)

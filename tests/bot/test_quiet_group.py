@@ -184,6 +184,33 @@ async def test_r18_leave_has_a_no_that_only_the_asker_may_tap(harness: BotHarnes
     assert game is not None and "2" in game.active_players
 
 
+async def test_r18_questions_left_open_go_when_the_game_ends(harness: BotHarness) -> None:
+    """A /leave or /kick question the game ended without an answer to is deleted from the
+    group (its buttons would look live under the result); one answered Yes stays, saying
+    what it did."""
+    h = harness
+    group, (alice, bob, carol) = await lobby_of_three(h, -7107)
+    lobby = h.lobby_message(group)
+    for user in (bob, carol):
+        await h.send(user.tap(lobby, "Join"))
+    await h.send(alice.tap(lobby, "Start"))
+    await h.send(bob.send(group, "/leave"))
+    left_open = h.fake.last_message(group.id)
+    said = carol.send(group, "hi")
+    await h.send(said)
+    await h.send(alice.send(group, "/kick", reply_to=said["message"]["message_id"]))
+    kick = h.fake.last_message(group.id)
+    await h.send(carol.send(group, "/leave"))
+    answered = h.fake.last_message(group.id)
+    assert len({left_open.message_id, kick.message_id, answered.message_id}) == 3
+    await h.send(carol.tap(answered, t(h, "button-resign")))  # Yes: the game ends (R18)
+    await h.settle()
+    assert h.fake.message(group.id, left_open.message_id).deleted
+    assert h.fake.message(group.id, kick.message_id).deleted
+    kept = h.fake.message(group.id, answered.message_id)
+    assert not kept.deleted and kept.text == t(h, "result-resigned", player="Carol")
+
+
 async def test_r18_kick_has_a_no_for_admins(harness: BotHarness) -> None:
     h = harness
     group, (alice, bob, carol) = await lobby_of_three(h, -7106)

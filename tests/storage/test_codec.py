@@ -128,6 +128,8 @@ records = st.builds(
         previous_durak=st.none() | st.text(max_size=5),
         again_of=st.none() | ids,
         warned=st.booleans(),
+        warnings=st.dictionaries(st.text(max_size=5), ids, max_size=2),
+        questions=st.lists(ids, max_size=2),
         grace_move=st.none() | st.integers(0, 500),
         extra=st.dictionaries(
             st.text(max_size=9).map(lambda k: "x" + k),  # a key of a newer release
