@@ -146,12 +146,18 @@ class Moderation(Room):
     async def kick_confirmed(
         self, *, query: Tap, person: Person, game_id: int, user_id: int
     ) -> None:
-        t = self.kit.t
+        if await self._admins_chat(query, person, game_id) is not None:
+            await self._confirmed(query, person, game_id, str(user_id), "kicked")
+
+    async def _admins_chat(self, query: Tap, person: Person, game_id: int) -> int | None:
+        """The chat of the game a /kick question is about, if the tapper is one of its
+        admins; else None, the tap answered with who may."""
         chat_id = await self.store.chat_of_game(game_id)
         if chat_id is None or not await self.kit.is_admin(chat_id, person.user_id):
-            await self.out.answer(query, t(person.language, "error-kick-admins"), alert=True)
-            return
-        await self._confirmed(query, person, game_id, str(user_id), "kicked")
+            refused = self.kit.t(person.language, "error-kick-admins")
+            await self.out.answer(query, refused, alert=True)
+            return None
+        return chat_id
 
     async def leave_confirmed(
         self, *, query: Tap, person: Person, game_id: int, user_id: int
@@ -175,9 +181,8 @@ class Moderation(Room):
     ) -> None:
         """An admin says No to a /kick question: nobody is removed, and the question goes."""
         t = self.kit.t
-        chat_id = await self.store.chat_of_game(game_id)
-        if chat_id is None or not await self.kit.is_admin(chat_id, person.user_id):
-            await self.out.answer(query, t(person.language, "error-kick-admins"), alert=True)
+        chat_id = await self._admins_chat(query, person, game_id)
+        if chat_id is None:
             return
         record = await self.store.peek(chat_id)
         lang = record.language if record is not None else person.language
