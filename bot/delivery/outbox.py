@@ -159,9 +159,21 @@ class Outbox:
         # Runs work beside the caller (a tap's answer tried again); None: a task of its own.
         self.spawn: Callable[[Coroutine[Any, Any, None]], object] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()  # `stop_retrying`
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
+
+    def stop_retrying(self) -> None:
+        """The lead ends (a stop): replies and tap answers waiting to be tried again through
+        Telegram's faults are given up now, so that they do not hold the stop up."""
+        self._stopping.set()
+
+    async def _pause(self, seconds: float) -> bool:
+        """Wait `seconds` before trying again; False if retries stopped meanwhile."""
+        if not self._stopping.is_set():
+            await self.timing.wait(self._stopping, seconds)
+        return not self._stopping.is_set()
 
     async def _admit(self, chat_id: int) -> float:
         """Wait until the chat's budget (and the bot's) allows one more call, then count it;
@@ -278,10 +290,9 @@ class Outbox:
                     raise
                 pause = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
                 spent = self.timing.now() - started
-                if spent + pause > REPLY_WITHIN:
-                    self._lost("sendMessage", chat_id, spent)
+                if spent + pause > REPLY_WITHIN or not await self._pause(pause):
+                    self._lost("sendMessage", chat_id, self.timing.now() - started)
                     raise
-            await self.sleep(pause)
             wait *= 2
             budgeted = False  # (the next try is counted as it goes)
 
@@ -399,10 +410,9 @@ class Outbox:
         wait = FIRST_ANSWER_RETRY
         while True:
             pause = retry_after_seconds(error) if isinstance(error, RetryAfter) else wait
-            if self.timing.now() + pause > arrived + ANSWER_WITHIN:
+            if self.timing.now() + pause > arrived + ANSWER_WITHIN or not await self._pause(pause):
                 self._lost("answerCallbackQuery", None, self.timing.now() - arrived)
                 return
-            await self.sleep(pause)
             wait *= 2
             try:
                 await self._call("answerCallbackQuery", data, patient=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
@@ -223,3 +224,26 @@ async def test_a_too_old_query_is_not_tried_again(h: BotHarness) -> None:
     )
     await h.send(bob.tap(h.lobby_message(group), "Join"))
     assert len([c for c in h.fake.calls if c.method == "answerCallbackQuery"]) == 1
+
+
+async def test_a_stop_gives_up_the_retries_at_once(
+    h: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The lead ends while a reply waits to be tried again: it is given up at once, so that
+    Telegram's faults do not hold a stop up (a service manager's grace is a few seconds)."""
+    alice = h.user(1, "Alice")
+    h.fake.fail_next("sendMessage", 502, chat_id=alice.id, times=100)
+    out = h.rooms.kit.out
+
+    async def stopping(method: str, params: dict[str, Any]) -> None:
+        if method == "sendMessage":
+            out.stop_retrying()  # what the end of the lead does first
+
+    h.fake.latency = stopping
+    start = h.timing.now()
+    with caplog.at_level(logging.INFO):
+        await h.send(alice.start_private())
+    tries = [c for c in h.fake.calls if c.method == "sendMessage" and c.params["chat_id"] == 1]
+    assert len(tries) == 1 and h.timing.now() - start < 1.0
+    warnings, errors = warnings_and_errors(caplog)
+    assert errors == [] and "gave up a reply" in warnings[-1]
