@@ -192,7 +192,13 @@ class Outbox:
         return query.id in self._answered
 
     async def _call(
-        self, method: str, data: dict[str, Any], *, patient: bool = True, budgeted: bool = False
+        self,
+        method: str,
+        data: dict[str, Any],
+        *,
+        patient: bool = True,
+        budgeted: bool = False,
+        about: int | None = None,
     ) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
 
@@ -206,8 +212,9 @@ class Outbox:
         alone (python-telegram-bot's rate limiter would hold back every call of every chat);
         ``patient=False`` raises it at once, for callers that retry later themselves.
         Either way the chat is paused for that long (`Budgets.pause`). ``budgeted``: the
-        sender counted this call in the chat's budget already. Raises `NotLeading` where
-        this worker no longer leads.
+        sender counted this call in the chat's budget already; ``about``: the chat a call
+        without one concerns, for the log (a tap's answer: its message's). Raises
+        `NotLeading` where this worker no longer leads.
         """
         chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
@@ -220,30 +227,28 @@ class Outbox:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
                 wait = retry_after_seconds(exc)
-                self._faulted(method, data, exc)
+                self._faulted(method, about or data.get("chat_id"), exc)
                 if isinstance(chat_id, int):
                     self.budgets.pause(chat_id, self.timing.now(), wait)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
             except TelegramError as exc:
                 if telegram_fault(exc):
-                    self._faulted(method, data, exc)
+                    self._faulted(method, about or data.get("chat_id"), exc)
                 raise
             finally:
                 if noted is not None and isinstance(chat_id, int):  # counted from its answer
                     self.budgets.answered(chat_id, noted, self.timing.now())
         raise AssertionError("unreachable")
 
-    def _faulted(self, method: str, data: dict[str, Any], error: TelegramError) -> None:
+    def _faulted(self, method: str, chat_id: object, error: TelegramError) -> None:
         """One line, and the metric, for one of Telegram's faults (no text of the message:
         Telegram's short description, or the kind of network error, with no token)."""
         kind = metrics.telegram_fault(method, error)
         what = str(error).replace(self.bot.token, "<token>")[:120]
         if isinstance(error, RetryAfter):
             what = f"retry after {retry_after_seconds(error):g} s"
-        logger.warning(
-            "Telegram fault: %s to %s: %s (%s)", method, _chat_kind(data.get("chat_id")), kind, what
-        )
+        logger.warning("Telegram fault: %s to %s: %s (%s)", method, _chat_kind(chat_id), kind, what)
 
     def _lost(self, method: str, chat_id: object, seconds: float) -> None:
         metrics.reply_lost(method)
@@ -386,13 +391,14 @@ class Outbox:
             "url": url,
         }
         arrived = self.timing.now() if query.at is None else query.at
+        chat = query.chat_id
         try:
-            await self._call("answerCallbackQuery", data, patient=False)
+            await self._call("answerCallbackQuery", data, patient=False, about=chat)
         except TelegramError as exc:
             if not telegram_fault(exc):  # too old, say: nothing to undo
                 logger.info("could not answer callback query: %s", exc)
                 return
-            self._beside(self._answer_later(data, arrived, exc))
+            self._beside(self._answer_later(data, arrived, chat, exc))
 
     def _beside(self, work: Coroutine[Any, Any, None]) -> None:
         if self.spawn is not None:
@@ -403,7 +409,7 @@ class Outbox:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer_later(
-        self, data: dict[str, Any], arrived: float, error: TelegramError
+        self, data: dict[str, Any], arrived: float, chat: int | None, error: TelegramError
     ) -> None:
         """A tap's answer that met a fault, tried again until `ANSWER_WITHIN` s after the tap
         arrived."""
@@ -411,11 +417,11 @@ class Outbox:
         while True:
             pause = retry_after_seconds(error) if isinstance(error, RetryAfter) else wait
             if self.timing.now() + pause > arrived + ANSWER_WITHIN or not await self._pause(pause):
-                self._lost("answerCallbackQuery", None, self.timing.now() - arrived)
+                self._lost("answerCallbackQuery", chat, self.timing.now() - arrived)
                 return
             wait *= 2
             try:
-                await self._call("answerCallbackQuery", data, patient=False)
+                await self._call("answerCallbackQuery", data, patient=False, about=chat)
                 return
             except TelegramError as exc:
                 if not telegram_fault(exc):  # answered after all (its answer was lost), or too old
