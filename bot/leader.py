@@ -181,6 +181,7 @@ class Term:
     async def end(self, *, handover: bool) -> None:
         """Stop playing: handing over (finish what is under way, send what is pending) or
         fenced (drop everything: another worker plays)."""
+        self.kit.out.stop_retrying()  # (Telegram's faults hold no stop up)
         reader, updater = self.reader, self.application.updater
         if self._polling and updater is not None and updater.running:
             with contextlib.suppress(Exception):

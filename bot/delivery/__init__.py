@@ -4,14 +4,15 @@ and what each game's table and hand messages show (`Screens`).
 
 Features never call the Bot API themselves: they hand a record or a `Rendered` message
 here. Telegram's errors arrive as `Blocked` (403), `Refused` (a 400) or another
-`SendError` (a 429, a timeout, a network error: `transient`).
+`SendError` (a 429, a timeout, a network error: `transient`; Telegram's own faults among
+them: `telegram_fault`).
 """
 
 from telegram.error import BadRequest as Refused
 from telegram.error import TelegramError as SendError
 
 from bot.delivery.budget import Budgets, Limits, Window
-from bot.delivery.outbox import Blocked, Membership, Outbox, Sent, Tap, transient
+from bot.delivery.outbox import Blocked, Membership, Outbox, Sent, Tap, telegram_fault, transient
 from bot.delivery.sender import Delivered, Priority, Sender
 
 __all__ = [
@@ -28,5 +29,6 @@ __all__ = [
     "Sent",
     "Tap",
     "Window",
+    "telegram_fault",
     "transient",
 ]

@@ -10,6 +10,13 @@ Every call that counts against a chat's limits is counted in `Budgets`; one that
 `Sender` did not already fit into the budget (a reply to a command, say) waits here until
 the chat's budget allows it.
 
+Telegram's faults (a 429, a timeout, a network error or a 5xx answer) are one WARNING line
+each, naming the method and the kind of chat, and counted (`durak_telegram_faults_total`).
+A reply (`send`, unless ``patient=False``) is tried again through them for up to
+`REPLY_WITHIN` s, as the `Sender` tries its messages again; a tap's answer is tried again
+in the background until `ANSWER_WITHIN` s after the tap arrived. One given up is one more
+WARNING line (`durak_replies_lost_total`).
+
 Only the leader calls Telegram (`bot.leader`): `fence` is asked before every call, and a
 worker that no longer leads sends nothing (`NotLeading`).
 """
@@ -27,11 +34,12 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.delivery.budget import Budgets, Limits
+from bot.ops import metrics
 from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine
 
     from bot.delivery.sender import Timing
 
@@ -46,6 +54,14 @@ ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only rec
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
+REPLY_WITHIN: Final = 12.0
+"""Seconds a reply (`Outbox.send`, patient) is tried again through Telegram's faults: long
+enough for a 502 or two and a timeout, short enough that the chat's lock its caller holds
+is not held for long."""
+ANSWER_WITHIN: Final = 10.0
+"""Seconds after a tap arrived that its answer is still tried (Telegram takes one for about
+15 s, then says "query is too old")."""
+FIRST_ANSWER_RETRY: Final = 0.5  # seconds before a tap's answer is tried again (then doubling)
 COUNTED: Final = frozenset({"sendMessage", "editMessageText", "deleteMessage"})
 """The calls that count against a chat's limits (answers to taps do not)."""
 
@@ -61,6 +77,18 @@ def transient(error: TelegramError) -> bool:
     if isinstance(error, RetryAfter):
         return True
     return isinstance(error, NetworkError) and not isinstance(error, BadRequest)
+
+
+def telegram_fault(error: TelegramError) -> bool:
+    """Whether the error is one of Telegram's faults (what `transient` says, but not this
+    worker's own `NotLeading`)."""
+    return transient(error) and not isinstance(error, NotLeading)
+
+
+def _chat_kind(chat_id: object) -> str:
+    if not isinstance(chat_id, int):
+        return "no chat"
+    return "a private chat" if chat_id > 0 else "a group"
 
 
 _NO_PREVIEW: Final = _ENCODER.encode({"is_disabled": True})
@@ -85,6 +113,8 @@ class Tap:
     id: str
     chat_id: int | None = None
     message_id: int | None = None
+    at: float | None = None
+    """When it arrived (on the outbox's clock; None: when it is first answered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +156,24 @@ class Outbox:
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
+        # Runs work beside the caller (a tap's answer tried again); None: a task of its own.
+        self.spawn: Callable[[Coroutine[Any, Any, None]], object] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()  # `stop_retrying`
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
+
+    def stop_retrying(self) -> None:
+        """The lead ends (a stop): replies and tap answers waiting to be tried again through
+        Telegram's faults are given up now, so that they do not hold the stop up."""
+        self._stopping.set()
+
+    async def _pause(self, seconds: float) -> bool:
+        """Wait `seconds` before trying again; False if retries stopped meanwhile."""
+        if not self._stopping.is_set():
+            await self.timing.wait(self._stopping, seconds)
+        return not self._stopping.is_set()
 
     async def _admit(self, chat_id: int) -> float:
         """Wait until the chat's budget (and the bot's) allows one more call, then count it;
@@ -147,7 +192,13 @@ class Outbox:
         return query.id in self._answered
 
     async def _call(
-        self, method: str, data: dict[str, Any], *, patient: bool = True, budgeted: bool = False
+        self,
+        method: str,
+        data: dict[str, Any],
+        *,
+        patient: bool = True,
+        budgeted: bool = False,
+        about: int | None = None,
     ) -> Any:
         """One Bot API call; its raw JSON result (None values are left out).
 
@@ -161,8 +212,9 @@ class Outbox:
         alone (python-telegram-bot's rate limiter would hold back every call of every chat);
         ``patient=False`` raises it at once, for callers that retry later themselves.
         Either way the chat is paused for that long (`Budgets.pause`). ``budgeted``: the
-        sender counted this call in the chat's budget already. Raises `NotLeading` where
-        this worker no longer leads.
+        sender counted this call in the chat's budget already; ``about``: the chat a call
+        without one concerns, for the log (a tap's answer: its message's). Raises
+        `NotLeading` where this worker no longer leads.
         """
         chat_id = data.get("chat_id") if method in COUNTED else None
         for attempt in range(INLINE_RETRIES + 1):
@@ -175,15 +227,37 @@ class Outbox:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
                 wait = retry_after_seconds(exc)
+                self._faulted(method, about or data.get("chat_id"), exc)
                 if isinstance(chat_id, int):
                     self.budgets.pause(chat_id, self.timing.now(), wait)
                 if not patient or attempt == INLINE_RETRIES or wait > MAX_INLINE_WAIT:
                     raise
-                logger.info("%s: rate limited, trying again in %s s", method, wait)
+            except TelegramError as exc:
+                if telegram_fault(exc):
+                    self._faulted(method, about or data.get("chat_id"), exc)
+                raise
             finally:
                 if noted is not None and isinstance(chat_id, int):  # counted from its answer
                     self.budgets.answered(chat_id, noted, self.timing.now())
         raise AssertionError("unreachable")
+
+    def _faulted(self, method: str, chat_id: object, error: TelegramError) -> None:
+        """One line, and the metric, for one of Telegram's faults (no text of the message:
+        Telegram's short description, or the kind of network error, with no token)."""
+        kind = metrics.telegram_fault(method, error)
+        what = str(error).replace(self.bot.token, "<token>")[:120]
+        if isinstance(error, RetryAfter):
+            what = f"retry after {retry_after_seconds(error):g} s"
+        logger.warning("Telegram fault: %s to %s: %s (%s)", method, _chat_kind(chat_id), kind, what)
+
+    def _lost(self, method: str, chat_id: object, seconds: float) -> None:
+        metrics.reply_lost(method)
+        logger.warning(
+            "gave up %s to %s after %.0f s of Telegram's faults",
+            "a tap's answer" if method == "answerCallbackQuery" else "a reply",
+            _chat_kind(chat_id),
+            seconds,
+        )
 
     async def send(
         self,
@@ -194,8 +268,13 @@ class Outbox:
         patient: bool = True,
         budgeted: bool = False,
     ) -> int:
-        """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate
-        (a 429 after waiting once, see `_call`)."""
+        """Send a message; its id. Raises `Blocked` on 403, and other Telegram errors.
+
+        ``patient`` (a reply to a command, say): a 429, a timeout or a network error is
+        tried again, waiting `MIN_RETRY_WAIT` s and doubling (a 429: its `retry_after`), for
+        up to `REPLY_WITHIN` s; then the last error is raised. A send whose answer was lost
+        may have landed: trying again may show it twice, which for a reply is better than
+        not at all. ``patient=False``: raised at once (the `Sender` tries again itself)."""
         data = _message(chat_id, rendered)
         if chat_id < 0 and not rendered.notify:  # a quiet group: see `Rendered.notify`
             data["disable_notification"] = True
@@ -203,11 +282,24 @@ class Outbox:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}
             )
-        try:
-            result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
-        except Forbidden as exc:
-            raise Blocked(str(exc)) from exc
-        return int(result["message_id"])
+        started = self.timing.now()
+        wait = MIN_RETRY_WAIT
+        while True:
+            try:
+                result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
+                return int(result["message_id"])
+            except Forbidden as exc:
+                raise Blocked(str(exc)) from exc
+            except TelegramError as exc:
+                if not patient or not telegram_fault(exc):
+                    raise
+                pause = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
+                spent = self.timing.now() - started
+                if spent + pause > REPLY_WITHIN or not await self._pause(pause):
+                    self._lost("sendMessage", chat_id, self.timing.now() - started)
+                    raise
+            wait *= 2
+            budgeted = False  # (the next try is counted as it goes)
 
     async def _edit(
         self,
@@ -282,24 +374,60 @@ class Outbox:
         alert: bool = False,
         url: str | None = None,
     ) -> None:
-        """Answer a button tap (every tap is answered, or the client shows a spinner)."""
+        """Answer a button tap (every tap is answered, or the client shows a spinner).
+
+        A 429, a timeout or a network error: tried again beside the caller (who may hold a
+        chat's lock), waiting `FIRST_ANSWER_RETRY` s and doubling, while Telegram still
+        takes an answer (`ANSWER_WITHIN` s after the tap arrived)."""
         if query is None:
             return
         self._answered[query.id] = None
         if len(self._answered) > ANSWERED_KEPT:
             self._answered.popitem(last=False)
+        data = {
+            "callback_query_id": query.id,
+            "text": text[:200] if text else None,
+            "show_alert": True if alert else None,
+            "url": url,
+        }
+        arrived = self.timing.now() if query.at is None else query.at
+        chat = query.chat_id
         try:
-            await self._call(
-                "answerCallbackQuery",
-                {
-                    "callback_query_id": query.id,
-                    "text": text[:200] if text else None,
-                    "show_alert": True if alert else None,
-                    "url": url,
-                },
-            )
-        except TelegramError as exc:  # too old, or a network error: nothing to undo
-            logger.info("could not answer callback query: %s", exc)
+            await self._call("answerCallbackQuery", data, patient=False, about=chat)
+        except TelegramError as exc:
+            if not telegram_fault(exc):  # too old, say: nothing to undo
+                logger.info("could not answer callback query: %s", exc)
+                return
+            self._beside(self._answer_later(data, arrived, chat, exc))
+
+    def _beside(self, work: Coroutine[Any, Any, None]) -> None:
+        if self.spawn is not None:
+            self.spawn(work)
+            return
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer_later(
+        self, data: dict[str, Any], arrived: float, chat: int | None, error: TelegramError
+    ) -> None:
+        """A tap's answer that met a fault, tried again until `ANSWER_WITHIN` s after the tap
+        arrived."""
+        wait = FIRST_ANSWER_RETRY
+        while True:
+            pause = retry_after_seconds(error) if isinstance(error, RetryAfter) else wait
+            if self.timing.now() + pause > arrived + ANSWER_WITHIN or not await self._pause(pause):
+                self._lost("answerCallbackQuery", chat, self.timing.now() - arrived)
+                return
+            wait *= 2
+            try:
+                await self._call("answerCallbackQuery", data, patient=False, about=chat)
+                return
+            except TelegramError as exc:
+                if not telegram_fault(exc):  # answered after all (its answer was lost), or too old
+                    logger.info("could not answer callback query: %s", exc)
+                    return
+                error = exc
 
     async def delete(self, chat_id: int, message_id: int, *, budgeted: bool = False) -> bool:
         """Delete one of the bot's messages; False where Telegram refuses (too old, gone,

@@ -55,6 +55,17 @@ RETRY_AFTER: Final = Histogram(
     "The wait Telegram asked for in each 429 answer",
     buckets=(1, 2, 3, 5, 10, 20, 30, 60, 120, 300, 900),
 )
+TELEGRAM_FAULTS: Final = Counter(
+    "durak_telegram_faults",
+    "Telegram's faults met by the bot's own calls, each one WARNING line, by method and "
+    "kind: 429, timeout, network (a 5xx answer or a broken connection)",
+    ["method", "kind"],
+)
+REPLIES_LOST: Final = Counter(
+    "durak_replies_lost",
+    "Replies and tap answers given up after Telegram's faults outlasted their retries, by method",
+    ["method"],
+)
 SENDS_DEFERRED: Final = Counter(
     "durak_sends_deferred",
     "Sends held back by a chat's budget of messages, sent later",
@@ -143,6 +154,19 @@ def api_call(method: str, error: BaseException | None, seconds: float) -> None:
     if isinstance(error, RetryAfter):
         after = error.retry_after  # a timedelta (PTB_TIMEDELTA, bot/__init__.py) or an int
         RETRY_AFTER.observe(after.total_seconds() if isinstance(after, timedelta) else float(after))
+
+
+def telegram_fault(method: str, error: BaseException) -> str:
+    """Count one of Telegram's faults (a 429, a timeout, a network error or 5xx) met by a
+    call of `method`; its kind, as labelled."""
+    kind = outcome_of(error)
+    TELEGRAM_FAULTS.labels(method, kind).inc()
+    return kind
+
+
+def reply_lost(method: str) -> None:
+    """A reply (`sendMessage`) or a tap's answer was given up after its retries."""
+    REPLIES_LOST.labels(method).inc()
 
 
 _updates = {kind: UPDATES.labels(kind) for kind in UPDATE_KINDS}

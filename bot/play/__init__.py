@@ -39,6 +39,7 @@ class Rooms:
         self.kit = kit
         self.store = store = GameStore(kit)
         self.sender = Sender(kit.out, kit.out.budgets, kit.out.timing)
+        kit.out.spawn = store.background.spawn  # (a tap's answer tried again: `Outbox.answer`)
         self.screens = screens = Screens(kit, store, self.sender)
         base = (kit, store, screens)
         self.computers = computers = Computers(*base)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from bot import render
 from bot.callbacks import LobbyData
-from bot.delivery import Blocked, Refused, SendError, Tap
+from bot.delivery import Blocked, Refused, SendError, Tap, telegram_fault
 from bot.kit import Person, title
 from bot.ops import games
 from bot.play.computers import Computers
@@ -124,6 +124,12 @@ class Lobbies(Room):
             record.deadline = None
             await self.store.save(record)
             raise
+        except SendError as exc:
+            if not telegram_fault(exc):
+                raise
+            # Telegram's faults outlasted the reply's retries (`Outbox.send`): the sender
+            # tries longer, beside the chat's lock, so the lobby is not left invisible.
+            self.screens.lobby(record, opening)
         # A timeout or network error may have delivered the message all the same: the lobby
         # stays, its first change sends it anew (`refresh`), and so does /newgame. Its id,
         # if it cannot be stored now, is kept in memory (never a reason to send it again).

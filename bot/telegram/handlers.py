@@ -40,7 +40,7 @@ from bot.callbacks import (
     SettingsData,
     decode,
 )
-from bot.delivery import Tap
+from bot.delivery import SendError, Tap, telegram_fault
 from bot.kit import Person
 from bot.ops import logs, metrics
 from bot.play import Rooms
@@ -63,11 +63,13 @@ def person_of(user: User) -> Person:
     return Person(user_id=user.id, name=user.full_name or str(user.id), language=user.language_code)
 
 
-def tap_of(query: CallbackQuery) -> Tap:
+def tap_of(query: CallbackQuery, at: float | None = None) -> Tap:
+    """The tap to answer; `at`: when it arrived (its answer is tried until Telegram no
+    longer takes one)."""
     message = query.message
     if message is None:
-        return Tap(query.id)
-    return Tap(query.id, message.chat.id, message.message_id)
+        return Tap(query.id, at=at)
+    return Tap(query.id, message.chat.id, message.message_id, at)
 
 
 def _is_group(chat: Chat | None) -> bool:
@@ -288,7 +290,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     rooms = rooms_of(context)
     out, t = rooms.kit.out, rooms.kit.t
     person = person_of(user)
-    tap = tap_of(query)
+    tap = tap_of(query, out.timing.now())
     try:
         data = decode(query.data)
     except BadCallback:
@@ -395,6 +397,12 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     if context.error is not None and handling.failed(context.error):
         with _ids_of(update):  # kept in the inbox, handled again later: no error
             logger.info("an update waits for the database or the lead: %s", context.error)
+        return
+    if isinstance(context.error, SendError) and telegram_fault(context.error):
+        with _ids_of(update):  # Telegram's fault, a WARNING line already (`Outbox`): no bug
+            logger.info(
+                "an update's reply was lost to Telegram's faults (%s)", type(context.error).__name__
+            )
         return
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)

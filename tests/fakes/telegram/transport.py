@@ -296,6 +296,11 @@ class FakeTelegram(BotApiMethods):
             )
         )
 
+    def clear_faults(self) -> None:
+        """Forget the failures and timeouts still to come (``fail_next``, ``timeout_next``):
+        Telegram works again."""
+        self._injected.clear()
+
     def _take_injected(self, method: str, params: JSON) -> _Injected | None:
         for injected in self._injected:
             if injected.method != method:
