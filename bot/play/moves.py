@@ -1,7 +1,9 @@
 """A tap on a hand: the move it means, why a card cannot be played, and /hand.
 
 A tap is judged against the keyboard it came from: one from an older keyboard than the
-player's current one is "out of date" and brings the current hand. A card that fits in
+player's current one is "too late" (and brings the current hand where it is not shown or on
+its way), but for the same press as the move just made, answered quietly. A tap from a
+second hand message (left live by a lost answer) counts as one on the hand, and retires it. A card that fits in
 several ways (or would only transfer) asks first. The move is acknowledged (the tap
 answered) only once it is stored; its answer and the hands it changed go out together.
 """
@@ -46,9 +48,15 @@ class Moves(Room):
             if pid not in game.players:
                 await out.answer(query, t(lang, "error-not-in-game"))
                 return
-            self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
             lang = self.kit.lang_of(record, pid)
-            intent = data.intent
+            if pid not in game.active_players:  # won, left, or out of cards (R17)
+                await out.answer(query, t(lang, "error-player-out"))
+                return
+            self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
+            if query.chat_id is not None and self.screens.orphan(record, pid, query.message_id):
+                assert query.message_id is not None  # a second hand message: retired; the
+                self.screens.retire_orphan(record, pid, query.chat_id, query.message_id)
+            intent = data.intent  # tap counts as one on the current hand, if it is valid
             if isinstance(intent, Refresh):
                 await out.answer(query)
                 await self.screens.hands(record, only={pid}, force=True, actor=pid)
@@ -61,11 +69,7 @@ class Moves(Room):
                 data.move < game.move_number
                 and (data.move != shown or not self.screens.sees_current(record, pid))
             ):
-                if self.screens.is_current(record, pid):  # a doubled tap: nothing to show
-                    await out.answer(query)
-                    return
-                await out.answer(query, t(lang, "error-stale"))
-                await self.screens.hands(record, only={pid}, force=True, actor=pid)
+                await self._stale(record, pid, lang, data, query)
                 return
             if isinstance(intent, CardTap):
                 action = await self._card(record, pid, lang, intent, query)
@@ -86,6 +90,7 @@ class Moves(Room):
             except Conflict:
                 await out.answer(query, t(lang, "error-conflict"))
                 return
+            self.screens.applied(record, pid, data.move, data.intent)
             # The move is stored: its answer and its hands go out at once (one round trip
             # to Telegram for the tap, not two).
             answering = asyncio.ensure_future(out.answer(query))
@@ -93,6 +98,22 @@ class Moves(Room):
                 await self.computers.after_move(record, actor=pid)
             finally:
                 await answering
+
+    async def _stale(
+        self, record: GameRecord, pid: str, lang: str, data: MoveData, query: Tap
+    ) -> None:
+        """A tap from a keyboard older than the game: the same press as the move just made
+        is answered quietly; any other is told it came too late, and the current hand is
+        shown (unless it is already, or on its way: no edit for it)."""
+        screens, t = self.screens, self.kit.t
+        if screens.double_tap(record, pid, data.move, data.intent):
+            await self.out.answer(query)
+            return
+        if screens.sees_current(record, pid):  # the hand shows the game as it is now
+            await self.out.answer(query, t(lang, "error-stale-shown"))
+            return
+        await self.out.answer(query, t(lang, "error-stale"))
+        await screens.reshow(record, pid)
 
     async def _card(
         self, record: GameRecord, pid: str, lang: str, tap: CardTap, query: Tap
@@ -136,7 +157,7 @@ class Moves(Room):
                 await self.out.answer(
                     query, self.kit.t(self.kit.lang_of(record, pid), "error-stale")
                 )
-                await self.screens.hands(record, only={pid}, force=True, actor=pid)
+                await self.screens.reshow(record, pid)
                 return
         await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
 
