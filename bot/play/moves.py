@@ -20,7 +20,7 @@ from bot.delivery import Tap
 from bot.kit import Person, seated
 from bot.play.computers import Computers
 from bot.play.room import Room
-from engine import Action, ErrorCode, IllegalMove, Resign, Transfer
+from engine import Action, ErrorCode, IllegalMove, Transfer
 from engine.advice import actions_for_card, transfer_target, why_not
 from storage import Conflict, GameRecord
 
@@ -83,8 +83,6 @@ class Moves(Room):
                 await out.answer(query, self.error_text(lang, exc.code))
                 return
             record.timeouts.pop(pid, None)
-            if isinstance(action, Resign):
-                record.meta.left[pid] = "resigned"
             try:
                 await self.store.commit(record, [(pid, events)])
             except Conflict:
