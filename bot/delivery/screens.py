@@ -16,8 +16,9 @@ chat's lock is never held while a message goes out:
 - messages that matter once (the result, a notice, a lobby's last words) are never dropped.
 
 It remembers what each player's message shows once Telegram took it (`is_current`, the
-keyboard a tap comes from); new message ids are stored with the record afterwards, under
-the chat's lock (`GameStore.save_quietly`).
+keyboard a tap comes from), each player's last applied tap (`double_tap`) and when a stale
+tap last showed their hand anew (`reshow`); new message ids are stored with the record
+afterwards, under the chat's lock (`GameStore.save_quietly`).
 """
 
 from __future__ import annotations

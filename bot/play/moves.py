@@ -3,9 +3,10 @@
 A tap is judged against the keyboard it came from: one from an older keyboard than the
 player's current one is "too late" (and brings the current hand where it is not shown or on
 its way), but for the same press as the move just made, answered quietly. A tap from a
-second hand message (left live by a lost answer) counts as one on the hand, and retires it. A card that fits in
-several ways (or would only transfer) asks first. The move is acknowledged (the tap
-answered) only once it is stored; its answer and the hands it changed go out together.
+second hand message (left live by a lost answer) counts as one on the hand, and retires it.
+A card that fits in several ways (or would only transfer) asks first. The move is
+acknowledged (the tap answered) only once it is stored; its answer and the hands it changed
+go out together.
 """
 
 from __future__ import annotations
