@@ -153,3 +153,27 @@ async def test_a_player_out_of_the_game_is_told_so(harness: BotHarness) -> None:
     tap = alice.tap_raw(old, six)
     await h.send(tap)
     assert h.fake.answer_for(tap).text == h.rooms.kit.t("en", "error-player-out")
+
+
+async def test_stale_taps_show_the_hand_anew_at_most_every_few_seconds(
+    harness: BotHarness,
+) -> None:
+    """Bob's hand edits are refused: each of his taps on the old keyboard is answered, but
+    they do not bring an edit each (a storm of them would use his chat's budget up)."""
+    h = harness
+    alice, bob, _group, game = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    old = h.hand_message(bob)
+    eight = data_of(old, "·8♠·")
+    h.fake.fail_next("editMessageText", 400, "Bad Request: something odd", chat_id=bob.id, times=9)
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    h.fake.clear_calls()
+    taps = [bob.tap_raw(old, eight) for _ in range(5)]
+    for tap in taps:
+        await h.send(tap)
+        h.clock.advance(0.2)
+    assert all(h.fake.answer_for(t).text == h.rooms.kit.t("en", "error-stale") for t in taps)
+    assert hand_edits(h, bob) == 1
+    h.clock.advance(3)  # later, the next one tries again
+    await h.send(bob.tap_raw(old, eight))
+    assert hand_edits(h, bob) == 2
+    assert game.table[0][1] is None
