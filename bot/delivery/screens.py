@@ -92,6 +92,7 @@ class Screens:
         # and when a stale tap last showed their hand anew.
         self._applied: dict[tuple[int, str], tuple[int, Any, datetime]] = {}
         self._reshown: dict[tuple[int, str], datetime] = {}
+        self._orphans: dict[tuple[int, str], set[int]] = {}  # second hand messages retired
         # The bot was removed from the group (a 403 on its table): wired by `bot.play`.
         self.bot_gone: Callable[[GameRecord], Awaitable[None]] | None = None
 
@@ -168,7 +169,12 @@ class Screens:
 
     def retire_orphan(self, record: GameRecord, player: str, chat_id: int, message_id: int) -> None:
         """A second hand message of the player loses its buttons: deleted, or where Telegram
-        refuses, edited to the line that points to the hand (within the chat's budget)."""
+        refuses, edited to the line that points to the hand (within the chat's budget; once,
+        however often it is tapped meanwhile)."""
+        retired = self._orphans.setdefault((record.id or 0, player), set())
+        if message_id in retired:
+            return
+        retired.add(message_id)
         lang = self.kit.lang_of(record, player)
         self.sender.retire(chat_id, message_id, render.Rendered(self.kit.t(lang, "hand-replaced")))
 
@@ -202,6 +208,7 @@ class Screens:
             self._deciding.pop(key, None)
             self._applied.pop(key, None)
             self._reshown.pop(key, None)
+            self._orphans.pop(key, None)
 
     def forget_chat(self, chat_id: int) -> None:
         """The group moved (a supergroup migration): nothing more goes to the old chat."""

@@ -35,7 +35,17 @@ async def test_a_tap_on_a_second_hand_message_plays_and_retires_it(harness: BotH
     orphan = next(m for m in hands if m.message_id != current.message_id)
     card = next(b for row in orphan.buttons for b in row if b.callback_data and "·" not in b.text)
     tap = attacker.tap(orphan, card.callback_data or "")
-    await h.send(tap)
+    again = attacker.tap(orphan, card.callback_data or "")  # tapped twice before it goes
+    h.fake.clear_calls()
+    await h.deliver(tap, again)
+    await h.settle()
+    retired = [
+        c
+        for c in h.fake.calls
+        if c.method in ("deleteMessage", "editMessageText")
+        and c.params.get("message_id") == orphan.message_id
+    ]
+    assert len(retired) == 1  # retired once
     answer = h.fake.answer_for(tap)
     assert answer is not None and answer.text is None
     assert game.move_number == 1  # it counted as a tap on the hand
