@@ -104,15 +104,19 @@ class Moves(Room):
         """A tap from a keyboard older than the game: the same press as the move just made
         is answered quietly; any other is told it came too late, and the current hand is
         shown (unless it is already, or on its way: no edit for it)."""
-        screens, t = self.screens, self.kit.t
-        if screens.double_tap(record, pid, data.move, data.intent):
+        if self.screens.double_tap(record, pid, data.move, data.intent):
             await self.out.answer(query)
             return
-        if screens.sees_current(record, pid):  # the hand shows the game as it is now
-            await self.out.answer(query, t(lang, "error-stale-shown"))
+        await self._out_of_date(record, pid, lang, query)
+
+    async def _out_of_date(self, record: GameRecord, pid: str, lang: str, query: Tap) -> None:
+        """A tap that does not fit the game as it is: "too late" where the hand shows the
+        game now (no edit), else "here is your current hand", and it comes."""
+        if self.screens.sees_current(record, pid):
+            await self.out.answer(query, self.kit.t(lang, "error-stale-shown"))
             return
-        await self.out.answer(query, t(lang, "error-stale"))
-        await screens.reshow(record, pid)
+        await self.out.answer(query, self.kit.t(lang, "error-stale"))
+        await self.screens.reshow(record, pid)
 
     async def _card(
         self, record: GameRecord, pid: str, lang: str, tap: CardTap, query: Tap
@@ -145,18 +149,15 @@ class Moves(Room):
 
     async def unknown_button(self, *, query: Tap, person: Person) -> None:
         """Callback data the bot never made (forged, or from a much older version): nothing
-        changes; a player of a running game is answered "out of date" and gets the current
-        keyboard, anyone else "unknown button"."""
+        changes; a player of a running game is answered as for a late tap (and gets the
+        current keyboard where their hand does not show it), anyone else "unknown button"."""
         for peeked in await self.store.running_games_of(person):
             async with self.store.for_chat(peeked.chat_id) as unit:
                 record = unit.record
                 if record is None or record.game is None or record.status != "running":
                     continue
                 pid = person.player_id
-                await self.out.answer(
-                    query, self.kit.t(self.kit.lang_of(record, pid), "error-stale")
-                )
-                await self.screens.reshow(record, pid)
+                await self._out_of_date(record, pid, self.kit.lang_of(record, pid), query)
                 return
         await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
 

@@ -19,7 +19,7 @@ async def test_a_forged_resign_from_a_hand_resigns_nobody(harness: BotHarness) -
     hand = h.hand_message(alice)
     tap = alice.tap_raw(hand, f"m{record.id}.{game.move_number}.R")
     await h.send(tap)
-    assert h.fake.answer_for(tap).text == h.rooms.kit.t("en", "error-stale")
+    assert h.fake.answer_for(tap).text == h.rooms.kit.t("en", "error-stale-shown")
     assert not game.is_over and "1" in game.active_players
     assert record.status == "running"
 
