@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Final
 
 from bot import render
 from bot.callbacks import CardTap, MoveData, Refresh
@@ -113,7 +114,13 @@ class Moves(Room):
         """A tap that does not fit the game as it is: "too late" where the hand shows the
         game now (no edit), else "here is your current hand", and it comes."""
         if self.screens.sees_current(record, pid):
-            await self.out.answer(query, self.kit.t(lang, "error-stale-shown"))
+            first = _moved_last(record, pid)
+            if first is None:
+                text = self.kit.t(lang, "error-stale-shown")
+            else:  # (a toast is plain text: the name as it is)
+                name = self.kit.names(record, lang).get(first, "?")
+                text = self.kit.t(lang, "error-stale-after", player=name)
+            await self.out.answer(query, text)
             return
         await self.out.answer(query, self.kit.t(lang, "error-stale"))
         await self.screens.reshow(record, pid)
@@ -215,3 +222,21 @@ class Moves(Room):
         if pid in record.meta.blocked:
             record.meta.blocked.remove(pid)
         await self.screens.hands(record, only={pid}, force=True, actor=pid, anew=True)
+
+
+_PLAYED: Final = frozenset({"attack", "add", "defend", "transfer", "show", "take", "pass"})
+"""The table's log entries of a player's own move (not a timeout, nor a removal)..."""
+_AFTER: Final = frozenset({"beaten", "picked", "out"})
+"""...and what a move may bring about with it (the bout's end, a player out)."""
+
+
+def _moved_last(record: GameRecord, pid: str) -> str | None:
+    """The player whose move the table's log names last, if that was a move of someone
+    other than `pid` (the one a late tap of `pid` came after)."""
+    for entry in reversed(record.meta.log):
+        if entry.kind in _AFTER:
+            continue
+        if entry.kind in _PLAYED and entry.player not in (None, pid):
+            return entry.player
+        return None
+    return None

@@ -62,7 +62,10 @@ async def test_a_late_tap_two_moves_back_is_told_it_came_too_late(harness: BotHa
     late = alice.tap_raw(old, ten)  # from the keyboard before her 6♠
     await h.send(late)
     answer = h.fake.answer_for(late)
-    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-stale-shown")
+    assert (
+        answer is not None
+        and answer.text == "Too late: Bob moved first. Your hand shows where it is now."
+    )
     assert game.move_number == 2
     assert h.fake.unanswered_callbacks() == []
 
