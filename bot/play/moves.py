@@ -51,14 +51,17 @@ class Moves(Room):
                 await out.answer(query, t(lang, "error-not-in-game"))
                 return
             lang = self.kit.lang_of(record, pid)
-            if pid not in game.active_players:  # won, left, or out of cards (R17)
-                await out.answer(query, t(lang, "error-player-out"))
+            if pid not in game.active_players:  # out of cards (R17), or gone
+                double = self.screens.double_tap(record, pid, data.move, data.intent)
+                await out.answer(query, None if double else t(lang, "error-player-out"))
                 return
             self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
             if query.chat_id is not None and self.screens.orphan(record, pid, query.message_id):
-                assert query.message_id is not None  # a second hand message: retired; the
+                # A second hand message (a lost answer's): retired, and its tap counts as
+                # one on the hand.
+                assert query.message_id is not None
                 self.screens.retire_orphan(record, pid, query.chat_id, query.message_id)
-            intent = data.intent  # tap counts as one on the current hand, if it is valid
+            intent = data.intent
             if isinstance(intent, Refresh):
                 await out.answer(query)
                 await self.screens.hands(record, only={pid}, force=True, actor=pid)

@@ -152,6 +152,9 @@ async def test_a_player_out_of_the_game_is_told_so(harness: BotHarness) -> None:
     await h.send(alice.tap(old, "6♠"))
     await h.send(bob.tap(h.hand_message(bob), "8♠"))
     assert "1" not in game.active_players and not game.is_over
+    again = alice.tap_raw(old, six)  # her last card's press, delivered again: quiet
+    await h.send(again)
+    assert h.fake.answer_for(again).text is None
     h.clock.advance(10)  # not the same press again
     tap = alice.tap_raw(old, six)
     await h.send(tap)
