@@ -5,7 +5,8 @@ on an old keyboard is recognised as stale and changes nothing:
 
     m<game>.<move>.<code>    code: c<i> tap card i, d<a>-<c> cover card a with c,
                              t<i> transfer, s<i> show trump, T take, P pass,
-                             X exchange trump, D redeal, R resign (confirmed), r refresh
+                             X exchange trump, D redeal, r refresh (no resign: that is
+                             /leave's question, `q<game>.<user>`)
     l<game>.<op>             lobby: j join, q leave, s start, x cancel, a[<level>] add computer
                              (without a level: show the levels), r redraw, i post the rules,
                              h post how to play
@@ -38,7 +39,6 @@ from engine import (
     ExchangeTrump,
     Pass,
     Redeal,
-    Resign,
     ShowTrump,
     Take,
     Transfer,
@@ -154,7 +154,6 @@ _SIMPLE: Final[dict[str, Action]] = {
     "P": Pass(),
     "X": ExchangeTrump(),
     "D": Redeal(),
-    "R": Resign(),
 }
 _SIMPLE_CODES: Final = {type(v): k for k, v in _SIMPLE.items()}
 

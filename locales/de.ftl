@@ -262,6 +262,8 @@ info-above = Steht gleich oben: Ich habe es eben erst geschickt.
 
 error-not-your-turn = Du bist nicht am Zug.
 error-stale = Diese Schaltfläche ist veraltet; hier ist deine aktuelle Hand.
+error-stale-shown = Zu spät: Das Spiel ist schon weiter. Deine Hand zeigt den aktuellen Stand.
+error-stale-after = Zu spät: { $player } war schneller. Deine Hand zeigt den aktuellen Stand.
 error-not-in-game = Du spielst in diesem Spiel nicht mit.
 error-game-gone = Dieses Spiel ist vorbei.
 error-lobby-closed = Diese Lobby ist geschlossen.

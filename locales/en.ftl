@@ -266,6 +266,8 @@ info-above = It is just above: I posted it a moment ago.
 
 error-not-your-turn = It's not your turn.
 error-stale = This button is out of date; here is your current hand.
+error-stale-shown = Too late: the game has moved on. Your hand shows where it is now.
+error-stale-after = Too late: { $player } moved first. Your hand shows where it is now.
 error-not-in-game = You are not playing in this game.
 error-game-gone = This game is over.
 error-lobby-closed = This lobby is closed.

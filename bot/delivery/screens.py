@@ -16,8 +16,9 @@ chat's lock is never held while a message goes out:
 - messages that matter once (the result, a notice, a lobby's last words) are never dropped.
 
 It remembers what each player's message shows once Telegram took it (`is_current`, the
-keyboard a tap comes from); new message ids are stored with the record afterwards, under
-the chat's lock (`GameStore.save_quietly`).
+keyboard a tap comes from), each player's last applied tap (`double_tap`) and when a stale
+tap last showed their hand anew (`reshow`); new message ids are stored with the record
+afterwards, under the chat's lock (`GameStore.save_quietly`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ LEFT_KEYS: Final = {
     "left": "result-left",
 }
 """How a player left a running game (`meta.left`), in the words of the result."""
+
+DOUBLE_TAP_WITHIN: Final = 2.0
+"""A tap on the very button a player's last applied tap came from, this many seconds after
+it, is the same press again (delivered twice, or tapped twice): answered quietly."""
+RESHOW_EVERY: Final = 3.0
+"""A stale tap shows a player's hand anew at most this often (a storm of taps on old
+keyboards must not keep the hand's own edit from going out)."""
 
 EVENING_GAP: Final = timedelta(hours=2)
 """The evening a result tallies (docs/messages.md): the group's games with the same players
@@ -80,6 +88,11 @@ class Screens:
         # whether the game waited for their decision when their hand was last looked at.
         self._heard: dict[tuple[int, str], datetime] = {}
         self._deciding: dict[tuple[int, str], bool] = {}
+        # Taps: the button of each player's last applied tap (its move and intent) and when,
+        # and when a stale tap last showed their hand anew.
+        self._applied: dict[tuple[int, str], tuple[int, Any, datetime]] = {}
+        self._reshown: dict[tuple[int, str], datetime] = {}
+        self._orphans: dict[tuple[int, str], set[int]] = {}  # second hand messages retired
         # The bot was removed from the group (a 403 on its table): wired by `bot.play`.
         self.bot_gone: Callable[[GameRecord], Awaitable[None]] | None = None
 
@@ -105,6 +118,65 @@ class Screens:
             and self._shown_move.get((record.id or 0, player)) == game.move_number
             and self.sees_current(record, player)
         )
+
+    def hand_wanted(self, record: GameRecord, player: str) -> bool:
+        """Whether the player's hand message shows what they can decide now, or that is
+        handed to the sender already (on its way): a stale tap needs no new edit."""
+        key = (record.id or 0, player)
+        return (
+            record.game is not None
+            and self.sender.slot(hand_key(*key)) is not None
+            and self._wanted_hands.get(key) == self.hand_state(record, player)
+        )
+
+    def applied(self, record: GameRecord, player: str, move: int, intent: Any) -> None:
+        """The player's tap on the button of `move` and `intent` was applied just now."""
+        self._applied[(record.id or 0, player)] = (move, intent, self.kit.clock())
+
+    def double_tap(self, record: GameRecord, player: str, move: int, intent: Any) -> bool:
+        """Whether a tap on that button is the player's last applied tap again (the same
+        press delivered twice, or a second press within `DOUBLE_TAP_WITHIN` s)."""
+        last = self._applied.get((record.id or 0, player))
+        if last is None or last[:2] != (move, intent):
+            return False
+        return (self.kit.clock() - last[2]).total_seconds() <= DOUBLE_TAP_WITHIN
+
+    async def reshow(self, record: GameRecord, player: str) -> None:
+        """After a stale tap: the player's hand shown anew, unless what it should show is on
+        its way already, or it was shown anew less than `RESHOW_EVERY` s ago."""
+        key = (record.id or 0, player)
+        now = self.kit.clock()
+        last = self._reshown.get(key)
+        if self.hand_wanted(record, player) or (
+            last is not None and (now - last).total_seconds() < RESHOW_EVERY
+        ):
+            return
+        self._reshown[key] = now
+        await self.hands(record, only={player}, force=True, actor=player)
+
+    def orphan(self, record: GameRecord, player: str, message_id: int | None) -> bool:
+        """Whether `message_id` (a tapped hand's) is not the player's hand message: a second
+        one, left live by a send whose answer was lost (or by a crash)."""
+        key = (record.id or 0, player)
+        slot = self.sender.slot(hand_key(*key))
+        known = {record.hand_messages.get(player)}
+        if slot is not None:
+            if slot.sending:  # a new message may be on its way: not known yet
+                return False
+            known.add(slot.message_id)
+        known.discard(None)
+        return message_id is not None and bool(known) and message_id not in known
+
+    def retire_orphan(self, record: GameRecord, player: str, chat_id: int, message_id: int) -> None:
+        """A second hand message of the player loses its buttons: deleted, or where Telegram
+        refuses, edited to the line that points to the hand (within the chat's budget; once,
+        however often it is tapped meanwhile)."""
+        retired = self._orphans.setdefault((record.id or 0, player), set())
+        if message_id in retired:
+            return
+        retired.add(message_id)
+        lang = self.kit.lang_of(record, player)
+        self.sender.retire(chat_id, message_id, render.Rendered(self.kit.t(lang, "hand-replaced")))
 
     def has_hand(self, record: GameRecord, player: str) -> bool:
         """Whether the player's hand message shows plain cards (not a choice of covers)."""
@@ -134,6 +206,9 @@ class Screens:
             self._shown_move.pop(key, None)
             self._heard.pop(key, None)
             self._deciding.pop(key, None)
+            self._applied.pop(key, None)
+            self._reshown.pop(key, None)
+            self._orphans.pop(key, None)
 
     def forget_chat(self, chat_id: int) -> None:
         """The group moved (a supergroup migration): nothing more goes to the old chat."""

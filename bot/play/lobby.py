@@ -382,6 +382,9 @@ class Lobbies(Room):
     ) -> None:
         """A game against computer players in the private chat: table and hand both there."""
         lang = self.kit.tr.normalize(person.language)
+        if query.chat_id is not None and query.chat_id != person.user_id:  # (a forged tap)
+            await self.out.answer(query, self.kit.t(lang, "practice-in-private"), alert=True)
+            return
         async with self.store.for_chat(person.user_id) as unit:
             if unit.record is not None:
                 await self.out.answer(query, self.kit.t(lang, "practice-running"), alert=True)

@@ -1,9 +1,12 @@
 """A tap on a hand: the move it means, why a card cannot be played, and /hand.
 
 A tap is judged against the keyboard it came from: one from an older keyboard than the
-player's current one is "out of date" and brings the current hand. A card that fits in
-several ways (or would only transfer) asks first. The move is acknowledged (the tap
-answered) only once it is stored; its answer and the hands it changed go out together.
+player's current one is "too late" (and brings the current hand where it is not shown or on
+its way), but for the same press as the move just made, answered quietly. A tap from a
+second hand message (left live by a lost answer) counts as one on the hand, and retires it.
+A card that fits in several ways (or would only transfer) asks first. The move is
+acknowledged (the tap answered) only once it is stored; its answer and the hands it changed
+go out together.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Final
 
 from bot import render
 from bot.callbacks import CardTap, MoveData, Refresh
@@ -18,7 +22,7 @@ from bot.delivery import Tap
 from bot.kit import Person, seated
 from bot.play.computers import Computers
 from bot.play.room import Room
-from engine import Action, ErrorCode, IllegalMove, Resign, Transfer
+from engine import Action, ErrorCode, IllegalMove, Transfer
 from engine.advice import actions_for_card, transfer_target, why_not
 from storage import Conflict, GameRecord
 
@@ -46,8 +50,17 @@ class Moves(Room):
             if pid not in game.players:
                 await out.answer(query, t(lang, "error-not-in-game"))
                 return
-            self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
             lang = self.kit.lang_of(record, pid)
+            if pid not in game.active_players:  # out of cards (R17), or gone
+                double = self.screens.double_tap(record, pid, data.move, data.intent)
+                await out.answer(query, None if double else t(lang, "error-player-out"))
+                return
+            self.screens.tapped(record, pid)  # they are looking: no turn alert for a while
+            if query.chat_id is not None and self.screens.orphan(record, pid, query.message_id):
+                # A second hand message (a lost answer's): retired, and its tap counts as
+                # one on the hand.
+                assert query.message_id is not None
+                self.screens.retire_orphan(record, pid, query.chat_id, query.message_id)
             intent = data.intent
             if isinstance(intent, Refresh):
                 await out.answer(query)
@@ -61,11 +74,7 @@ class Moves(Room):
                 data.move < game.move_number
                 and (data.move != shown or not self.screens.sees_current(record, pid))
             ):
-                if self.screens.is_current(record, pid):  # a doubled tap: nothing to show
-                    await out.answer(query)
-                    return
-                await out.answer(query, t(lang, "error-stale"))
-                await self.screens.hands(record, only={pid}, force=True, actor=pid)
+                await self._stale(record, pid, lang, data, query)
                 return
             if isinstance(intent, CardTap):
                 action = await self._card(record, pid, lang, intent, query)
@@ -79,13 +88,12 @@ class Moves(Room):
                 await out.answer(query, self.error_text(lang, exc.code))
                 return
             record.timeouts.pop(pid, None)
-            if isinstance(action, Resign):
-                record.meta.left[pid] = "resigned"
             try:
                 await self.store.commit(record, [(pid, events)])
             except Conflict:
                 await out.answer(query, t(lang, "error-conflict"))
                 return
+            self.screens.applied(record, pid, data.move, data.intent)
             # The move is stored: its answer and its hands go out at once (one round trip
             # to Telegram for the tap, not two).
             answering = asyncio.ensure_future(out.answer(query))
@@ -93,6 +101,32 @@ class Moves(Room):
                 await self.computers.after_move(record, actor=pid)
             finally:
                 await answering
+
+    async def _stale(
+        self, record: GameRecord, pid: str, lang: str, data: MoveData, query: Tap
+    ) -> None:
+        """A tap from a keyboard older than the game: the same press as the move just made
+        is answered quietly; any other is told it came too late, and the current hand is
+        shown (unless it is already, or on its way: no edit for it)."""
+        if self.screens.double_tap(record, pid, data.move, data.intent):
+            await self.out.answer(query)
+            return
+        await self._out_of_date(record, pid, lang, query)
+
+    async def _out_of_date(self, record: GameRecord, pid: str, lang: str, query: Tap) -> None:
+        """A tap that does not fit the game as it is: "too late" where the hand shows the
+        game now (no edit), else "here is your current hand", and it comes."""
+        if self.screens.sees_current(record, pid):
+            first = _moved_last(record, pid)
+            if first is None:
+                text = self.kit.t(lang, "error-stale-shown")
+            else:  # (a toast is plain text: the name as it is)
+                name = self.kit.names(record, lang).get(first, "?")
+                text = self.kit.t(lang, "error-stale-after", player=name)
+            await self.out.answer(query, text)
+            return
+        await self.out.answer(query, self.kit.t(lang, "error-stale"))
+        await self.screens.reshow(record, pid)
 
     async def _card(
         self, record: GameRecord, pid: str, lang: str, tap: CardTap, query: Tap
@@ -125,18 +159,15 @@ class Moves(Room):
 
     async def unknown_button(self, *, query: Tap, person: Person) -> None:
         """Callback data the bot never made (forged, or from a much older version): nothing
-        changes; a player of a running game is answered "out of date" and gets the current
-        keyboard, anyone else "unknown button"."""
+        changes; a player of a running game is answered as for a late tap (and gets the
+        current keyboard where their hand does not show it), anyone else "unknown button"."""
         for peeked in await self.store.running_games_of(person):
             async with self.store.for_chat(peeked.chat_id) as unit:
                 record = unit.record
                 if record is None or record.game is None or record.status != "running":
                     continue
                 pid = person.player_id
-                await self.out.answer(
-                    query, self.kit.t(self.kit.lang_of(record, pid), "error-stale")
-                )
-                await self.screens.hands(record, only={pid}, force=True, actor=pid)
+                await self._out_of_date(record, pid, self.kit.lang_of(record, pid), query)
                 return
         await self.out.answer(query, self.kit.t(person.language, "error-unknown-button"))
 
@@ -194,3 +225,21 @@ class Moves(Room):
         if pid in record.meta.blocked:
             record.meta.blocked.remove(pid)
         await self.screens.hands(record, only={pid}, force=True, actor=pid, anew=True)
+
+
+_PLAYED: Final = frozenset({"attack", "add", "defend", "transfer", "show", "take", "pass"})
+"""The table's log entries of a player's own move (not a timeout, nor a removal)..."""
+_AFTER: Final = frozenset({"beaten", "picked", "out"})
+"""...and what a move may bring about with it (the bout's end, a player out)."""
+
+
+def _moved_last(record: GameRecord, pid: str) -> str | None:
+    """The player whose move the table's log names last, if that was a move of someone
+    other than `pid` (the one a late tap of `pid` came after)."""
+    for entry in reversed(record.meta.log):
+        if entry.kind in _AFTER:
+            continue
+        if entry.kind in _PLAYED and entry.player not in (None, pid):
+            return entry.player
+        return None
+    return None

@@ -26,7 +26,6 @@ from engine import (
     ExchangeTrump,
     Pass,
     Redeal,
-    Resign,
     ShowTrump,
     Take,
     Transfer,
@@ -43,7 +42,6 @@ def test_every_move_round_trips_and_fits_64_bytes() -> None:
         ShowTrump(Card.parse("6♦")),
         Take(),
         Pass(),
-        Resign(),
         ExchangeTrump(),
         Redeal(),
         Refresh(),
@@ -77,6 +75,7 @@ def test_settings_steps_and_choices_round_trip() -> None:
         "m1.2.d1",
         "m1.2.T5",
         "m1.2.Z",
+        "m1.2.R",  # no resign from a hand: only /leave's confirmed question resigns
         "l1.k",
         "a",
         "x" * 65,

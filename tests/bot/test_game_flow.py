@@ -128,12 +128,12 @@ async def test_stale_and_foreign_taps_change_nothing(harness: BotHarness) -> Non
     assert "not playing" in (h.fake.answer_for(tap).text or "")
     assert game.to_dict() == state
 
-    # forged data: "out of date", and the player's hand is shown again as it is
+    # forged data: as a late tap ("too late": the hand shows the game already, no edit)
     for data in ("m1.0.c99", "x" * 64, "l1.z", ""):
         tap = attacker.tap_raw(hand, data)
         await h.send(tap)
         answer = h.fake.answer_for(tap)
-        assert answer is not None and answer.text == h.rooms.kit.t("en", "error-stale")
+        assert answer is not None and answer.text == h.rooms.kit.t("en", "error-stale-shown")
         assert game.to_dict() == state
         assert h.hand_message(attacker).buttons == hand.buttons
     tap = attacker.tap_raw(hand, "m999.0.T")  # well-formed, but no such game
