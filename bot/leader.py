@@ -21,7 +21,7 @@ and game again (so a table or hand edit the previous leader never sent is sent n
 re-arming their deadlines; then it takes updates. It ends in one of two ways:
 
 - handing over (a stop signal): it takes no new update, finishes the ones under way, sends
-  what is pending (a few seconds at most), then releases the lease, and a standby takes it
+  what is pending (`STOP_SECONDS` for both), then releases the lease, and a standby takes it
   at its next look;
 - fenced: another worker holds the lease now (this one hung past its lease, or lost the
   database). Nothing more is sent or written (`Outbox.fence`, `Database.fence_with` refuse
@@ -70,7 +70,11 @@ BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's o
 KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
 UNSEEN: Final = 0.5  # the seconds before a write that stand for the moments after it
 SHOW_AGAIN_AFTER: Final = 1.0  # after a fenced worker woke (its last calls have landed)
-DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
+STOP_SECONDS: Final = 6.0
+"""A leader that stops: how long the updates under way and what is pending may take to go
+out, all together (then the budgets, the lease and the database: a stop ends within 8 s,
+inside a service manager's grace, Docker's 10 s). A reply still waiting for its chat's
+budget then is not sent; the next start shows every lobby, table and hand again."""
 
 GROUP_COMMANDS = (
     "newgame",
@@ -180,14 +184,25 @@ class Term:
 
     async def end(self, *, handover: bool) -> None:
         """Stop playing: handing over (finish what is under way, send what is pending) or
-        fenced (drop everything: another worker plays)."""
+        fenced (drop everything: another worker plays), within `STOP_SECONDS`."""
+        out = self.kit.out
+        until = out.timing.now() + STOP_SECONDS
+        out.stop_by(until)  # a reply waiting for its chat's budget past it is not sent
+
+        def left() -> float:
+            return max(0.0, until - out.timing.now())
+
         reader, updater = self.reader, self.application.updater
         if self._polling and updater is not None and updater.running:
             with contextlib.suppress(Exception):
                 await updater.stop()
+            if handover:  # the updates under way finished (python-telegram-bot's tasks)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left()):
+                        await self.application.update_queue.join()
         if reader is not None:
             if handover:
-                await reader.drain(DRAIN_SECONDS)
+                await reader.drain(left())
             await reader.close()
             await self.lease.unlisten(INBOX_CHANNEL)
         await self.lease.unlisten(FENCED_CHANNEL)
@@ -199,12 +214,12 @@ class Term:
         self._tasks.clear()
         if handover:  # what is under way (a deadline, a warning) is finished, not cut off
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(DRAIN_SECONDS):
+                async with asyncio.timeout(left()):
                     await self.rooms.store.background.settle()
         if self.application.bot_data.get(ROOMS_KEY) is self.rooms:
             del self.application.bot_data[ROOMS_KEY]
         metrics.watch_games(lambda: (0, 0))
-        await self.rooms.close(flush=handover)
+        await self.rooms.close(flush=handover, within=left())
         if handover:
             await self._save_budgets(final=True)
 

@@ -11,7 +11,7 @@ from telegram.error import BadRequest as Refused
 from telegram.error import TelegramError as SendError
 
 from bot.delivery.budget import Budgets, Limits, Window
-from bot.delivery.outbox import Blocked, Membership, Outbox, Sent, Tap, transient
+from bot.delivery.outbox import Blocked, Membership, Outbox, Sent, Stopping, Tap, transient
 from bot.delivery.sender import Delivered, Priority, Sender
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "SendError",
     "Sender",
     "Sent",
+    "Stopping",
     "Tap",
     "Window",
     "transient",

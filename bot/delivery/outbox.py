@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -107,6 +108,14 @@ class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
 
+class Stopping(NotLeading):
+    """This worker stops: a call that would wait for its chat's budget past the stop's
+    bound (`Outbox.stop_by`) is not made (a restart shows every game again)."""
+
+    def __init__(self) -> None:
+        NetworkError.__init__(self, "this worker stops: not sent within the stop's bound")
+
+
 @dataclass(frozen=True, slots=True)
 class Sent:
     message_id: int
@@ -126,6 +135,15 @@ class Outbox:
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
+        self._stop_at = math.inf  # (the timing's clock) no call waits past it: `stop_by`
+        self._stopping = asyncio.Event()
+
+    def stop_by(self, deadline: float) -> None:
+        """A stop began: from now on no call waits for a chat's budget (or a 429) past
+        `deadline` (of the timing's clock); one that would, waiting already or not, raises
+        `Stopping`. What fits before it goes out."""
+        self._stop_at = min(self._stop_at, deadline)
+        self._stopping.set()
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
@@ -140,7 +158,10 @@ class Outbox:
             if at <= now:
                 budgets.note(chat_id, now)
                 return now
-            await self.sleep(at - now)
+            if at > self._stop_at:
+                raise Stopping
+            stopping = self._stopping  # (wakes a wait past a stop's bound; set: one that fits)
+            await timing.wait(asyncio.Event() if stopping.is_set() else stopping, at - now)
 
     def answered(self, query: Tap) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""

@@ -40,7 +40,7 @@ from bot.callbacks import (
     SettingsData,
     decode,
 )
-from bot.delivery import Tap
+from bot.delivery import Stopping, Tap
 from bot.kit import Person
 from bot.ops import logs, metrics
 from bot.play import Rooms
@@ -395,6 +395,10 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     if context.error is not None and handling.failed(context.error):
         with _ids_of(update):  # kept in the inbox, handled again later: no error
             logger.info("an update waits for the database or the lead: %s", context.error)
+        return
+    if isinstance(context.error, Stopping):  # a reply left at a stop's bound (games are
+        with _ids_of(update):  # stored and shown again at the next start): no error
+            logger.info("a reply not sent: %s", context.error)
         return
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
