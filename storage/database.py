@@ -24,6 +24,7 @@ from storage.repositories import (
     StateRepository,
 )
 from storage.schema import current_version, migrate
+from storage.sqlite_files import new_file, remove_unmade
 from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
@@ -156,11 +157,19 @@ class Database:
             from storage.postgres import PostgresDatabase
 
             return await PostgresDatabase.open(parsed, name=name)
-        backend = await SqliteBackend.open(parsed)
+        made = new_file(parsed)  # (a file made here and not set up is removed: no 0-byte file)
+        try:
+            backend = await SqliteBackend.open(parsed)
+        except BaseException:
+            if made is not None:
+                remove_unmade(made)
+            raise
         try:
             await migrate(backend)
         except BaseException:
             await backend.close()
+            if made is not None:
+                remove_unmade(made)
             raise
         db = cls(backend, parsed, name or worker_name())
         try:
