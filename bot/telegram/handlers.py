@@ -40,6 +40,7 @@ from bot.callbacks import (
     SettingsData,
     decode,
 )
+from bot.db_watch import quiet
 from bot.delivery import Stopping, Tap
 from bot.kit import Person
 from bot.ops import logs, metrics
@@ -300,7 +301,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except StorageError as exc:
         rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
         later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
-        log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+        log = logger.debug if quiet(exc) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
             log("storing after a tap of user %s failed: %s", user.id, exc)
             return
@@ -473,7 +474,7 @@ def _storing(callback: Callback, *, reply: bool = True) -> Callback:
             rooms = rooms_of(context)
             rooms.store.watch.failed(exc)
             later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
-            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log = logger.debug if quiet(exc) else logger.warning
             log("an update was not stored: %s", exc)
             message = update.effective_message
             if not reply or message is None:
