@@ -46,6 +46,7 @@ from telegram.ext import Application
 from bot.config import Settings
 from bot.delivery import Outbox, SendError
 from bot.delivery.budget import Budgets, Limits, Window
+from bot.delivery.outbox import UNWRITTEN
 from bot.i18n import Translator
 from bot.kit import Kit
 from bot.ops import games, metrics
@@ -140,6 +141,9 @@ class Term:
         self.reader: InboxReader | None = None
         self.begun = False  # set up, games shown, updates taken
         self._saved_budgets = -1  # `Budgets.changes` as last written
+        self._writing = asyncio.Lock()  # one write of the budgets ahead of a burst at a time
+        self._ahead = True  # whether to write them ahead (not while writes fail)
+        out.keep = self._write_ahead
         self._tasks: list[asyncio.Task[Any]] = []
         self._polling = False
 
@@ -244,6 +248,17 @@ class Term:
             await asyncio.sleep(KEEP_BUDGETS_EVERY)
             await self._save_budgets(final=False)
 
+    async def _write_ahead(self, chat_id: int) -> None:
+        """A call into `chat_id`, which had `UNWRITTEN` calls since the last write: write
+        first (a burst: a /rules storm, a hand shown again and again), so that a kill loses
+        at most `UNWRITTEN` calls per chat, which the next leader reckons (`_carry_budgets`).
+        Not while writes fail (the database cannot store): the periodic write tries."""
+        if not self._ahead:
+            return
+        async with self._writing:
+            if self.kit.out.budgets.unwritten(chat_id) > UNWRITTEN:
+                await self._save_budgets(final=False)
+
     async def _active(self) -> list[GameRecord]:
         """Every lobby and running game as stored (none if the database cannot say)."""
         try:
@@ -266,6 +281,7 @@ class Term:
         if not final and expected is None and changes == self._saved_budgets:
             return
         recent = out.budgets.recent(out.timing.now())
+        unwritten = out.budgets.keeping()
         for chat_id in expected or ():
             recent.setdefault(chat_id, []).append(0.0)
         # Each game's version as this leader holds it: the next one tells the games that
@@ -284,8 +300,11 @@ class Term:
                 await tx.state.put(key=BUDGETS_KEY, value=value)
         except StorageError as exc:  # (an outage, or no longer leading: the next write)
             logger.debug("could not keep the send budgets: %s", exc)
+            out.budgets.not_kept(unwritten)
+            self._ahead = False
             return
         self._saved_budgets = changes
+        self._ahead = True
 
     async def _carry_budgets(self) -> None:
         """Count what the previous leader (or this process before a restart) sent in the
@@ -319,6 +338,8 @@ class Term:
         limits = out.budgets.limits
         for chat_id, ages in carried.items():
             now_ages = [age + since for age in ages]
+            if not final and chat_id != 0 and any(age >= 0 for age in ages):
+                now_ages += [since] * UNWRITTEN  # the calls it may have made unwritten
             busy = [age for age in ages if 0 <= age <= UNSEEN]
             if not final and busy:  # the unseen last moments
                 if chat_id > 0:  # a private chat: full

@@ -32,7 +32,7 @@ from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from bot.delivery.sender import Timing
 
@@ -47,6 +47,7 @@ ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only rec
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
+UNWRITTEN: Final = 1  # calls into a group that may go before the budgets are kept (`keep`)
 COUNTED: Final = frozenset({"sendMessage", "editMessageText", "deleteMessage"})
 """The calls that count against a chat's limits (answers to taps do not)."""
 
@@ -135,6 +136,10 @@ class Outbox:
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
+        # Keeps the budgets for the next process (`bot.leader`); awaited before a call into
+        # a group with more than `UNWRITTEN` calls not kept yet, unless the sender paced it
+        # (its calls into a group are seconds apart): a kill loses few of them.
+        self.keep: Callable[[int], Awaitable[None]] | None = None
         self._stop_at = math.inf  # (the timing's clock) no call waits past it: `stop_by`
         self._stopping = asyncio.Event()
 
@@ -162,6 +167,13 @@ class Outbox:
                 raise Stopping
             stopping = self._stopping  # (wakes a wait past a stop's bound; set: one that fits)
             await timing.wait(asyncio.Event() if stopping.is_set() else stopping, at - now)
+
+    async def _keep_ahead(self, chat_id: int) -> None:
+        """A burst of replies into a group: what the next process must count is kept
+        before the second of them goes (`keep`)."""
+        keep = self.keep
+        if keep is not None and chat_id < 0 and self.budgets.unwritten(chat_id) > UNWRITTEN:
+            await keep(chat_id)
 
     def answered(self, query: Tap) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""
@@ -192,6 +204,8 @@ class Outbox:
             noted = None
             if isinstance(chat_id, int) and (attempt or not budgeted):
                 noted = await self._admit(chat_id)
+            if isinstance(chat_id, int) and not budgeted:
+                await self._keep_ahead(chat_id)
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:
