@@ -192,6 +192,8 @@ class Term:
         out = self.kit.out
         until = out.timing.now() + STOP_SECONDS
         out.stop_by(until)  # a reply waiting for its chat's budget past it is not sent
+        if not handover:
+            out.keep = None  # (another leads: nothing more is written)
 
         def left() -> float:
             return max(0.0, until - out.timing.now())
@@ -226,6 +228,7 @@ class Term:
         await self.rooms.close(flush=handover, within=left())
         if handover:
             await self._save_budgets(final=True)
+        out.keep = None  # (what is still under way writes nothing more: the database closes)
 
     def _fenced_elsewhere(self, worker: str) -> None:
         """A worker that led before found it lost the lead: what it had on its way when it
