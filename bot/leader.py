@@ -252,10 +252,10 @@ class Term:
             await self._save_budgets(final=False)
 
     async def _write_ahead(self, chat_id: int) -> None:
-        """A call into `chat_id`, which had `UNWRITTEN` calls since the last write: write
-        first (a burst: a /rules storm, a hand shown again and again), so that a kill loses
-        at most `UNWRITTEN` calls per chat, which the next leader reckons (`_carry_budgets`).
-        Not while writes fail (the database cannot store): the periodic write tries."""
+        """A reply into group `chat_id`, which had `UNWRITTEN` calls since the last write:
+        write first (a burst: a /rules storm), so that a kill loses at most `UNWRITTEN`
+        calls per group, which the next leader reckons (`_carry_budgets`). Not while writes
+        fail (the database cannot store): the periodic write tries."""
         if not self._ahead:
             return
         async with self._writing:
@@ -320,7 +320,9 @@ class Term:
         the private chat of each player of a game that moved (or began) after that write is
         reckoned full from now: the moves edited every seated player's hand, a burst the
         write does not show (into a chat that may have been quiet before it: a game that
-        had just started)."""
+        had just started). Every chat the write shows calls in gets `UNWRITTEN` more, at
+        the write: the replies into a group a kill may have left unwritten
+        (`_write_ahead`)."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
