@@ -250,7 +250,7 @@ def main() -> None:
     if settings.log_level != "DEBUG":
         handler.addFilter(_OneLine())
     logging.basicConfig(level=settings.log_level, handlers=[handler])
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logs.keep_payloads_out(logging.getLogger().level)  # no hand in the log, even at DEBUG
     # asyncpg's pool warns with a traceback each second it cannot reconnect to a PostgreSQL
     # that is down; the bot says so itself, once per outage (webhook, leadership, store).
     logging.getLogger("asyncpg.pool").setLevel(logging.ERROR)

@@ -1,5 +1,6 @@
 """What the operator hears of a database that cannot store (its file system full, the file
-read-only, an I/O error: `storage.DatabaseUnavailable`) while the bot runs.
+read-only, an I/O error: `storage.DatabaseUnavailable`; or its write lock held by another
+process past the busy timeout: `storage.DatabaseBusy`) while the bot runs.
 
 An outage is one warning in the log and one message to ``OPERATOR_CHAT_ID`` (if set) when a
 save first fails, and one line and one message when a save succeeds again, with how long it
@@ -18,9 +19,18 @@ from typing import Any
 from bot import render
 from bot.delivery import Blocked, SendError
 from bot.kit import Kit
-from storage import DatabaseUnavailable
+from storage import DatabaseBusy, DatabaseUnavailable
 
 logger = logging.getLogger(__name__)
+
+OUTAGES = (DatabaseUnavailable, DatabaseBusy)
+"""Errors of a database that cannot store for a while: one warning and one operator
+message each outage; each failure meanwhile a debug line (`quiet`)."""
+
+
+def quiet(error: BaseException) -> bool:
+    """Whether a failed save with ``error`` is logged at DEBUG (an outage's: said once)."""
+    return isinstance(error, OUTAGES)
 
 
 class DatabaseWatch:
@@ -46,9 +56,9 @@ class DatabaseWatch:
 
     def failed(self, error: BaseException) -> None:
         """A save failed with ``error``: an outage begins (or goes on) if the database could
-        not store it; any other error (a conflict, a lock held too long) is no outage.
-        The same error told twice (by the store, then by the handler) counts once."""
-        if not isinstance(error, DatabaseUnavailable) or error is self._last:
+        not store it (`OUTAGES`); any other error (a conflict) is no outage. The same error
+        told twice (by the store, then by the handler) counts once."""
+        if not isinstance(error, OUTAGES) or error is self._last:
             return
         self._last = error
         self._failures += 1

@@ -21,7 +21,7 @@ and game again (so a table or hand edit the previous leader never sent is sent n
 re-arming their deadlines; then it takes updates. It ends in one of two ways:
 
 - handing over (a stop signal): it takes no new update, finishes the ones under way, sends
-  what is pending (a few seconds at most), then releases the lease, and a standby takes it
+  what is pending (`STOP_SECONDS` for both), then releases the lease, and a standby takes it
   at its next look;
 - fenced: another worker holds the lease now (this one hung past its lease, or lost the
   database). Nothing more is sent or written (`Outbox.fence`, `Database.fence_with` refuse
@@ -46,6 +46,7 @@ from telegram.ext import Application
 from bot.config import Settings
 from bot.delivery import Outbox, SendError
 from bot.delivery.budget import Budgets, Limits, Window
+from bot.delivery.outbox import UNWRITTEN
 from bot.i18n import Translator
 from bot.kit import Kit
 from bot.ops import games, metrics
@@ -70,7 +71,11 @@ BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's o
 KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
 UNSEEN: Final = 0.5  # the seconds before a write that stand for the moments after it
 SHOW_AGAIN_AFTER: Final = 1.0  # after a fenced worker woke (its last calls have landed)
-DRAIN_SECONDS: Final = 20.0  # a leader that stops: how long the updates under way may take
+STOP_SECONDS: Final = 6.0
+"""A leader that stops: how long the updates under way and what is pending may take to go
+out, all together (then the budgets, the lease and the database: a stop ends within 8 s,
+inside a service manager's grace, Docker's 10 s). A reply still waiting for its chat's
+budget then is not sent; the next start shows every lobby, table and hand again."""
 
 GROUP_COMMANDS = (
     "newgame",
@@ -136,6 +141,9 @@ class Term:
         self.reader: InboxReader | None = None
         self.begun = False  # set up, games shown, updates taken
         self._saved_budgets = -1  # `Budgets.changes` as last written
+        self._writing = asyncio.Lock()  # one write of the budgets ahead of a burst at a time
+        self._ahead = True  # whether to write them ahead (not while writes fail)
+        out.keep = self._write_ahead
         self._tasks: list[asyncio.Task[Any]] = []
         self._polling = False
 
@@ -180,15 +188,28 @@ class Term:
 
     async def end(self, *, handover: bool) -> None:
         """Stop playing: handing over (finish what is under way, send what is pending) or
-        fenced (drop everything: another worker plays)."""
-        self.kit.out.stop_retrying()  # (Telegram's faults hold no stop up)
+        fenced (drop everything: another worker plays), within `STOP_SECONDS`."""
+        out = self.kit.out
+        out.stop_retrying()  # (Telegram's faults hold no stop up)
+        until = out.timing.now() + STOP_SECONDS
+        out.stop_by(until)  # a reply waiting for its chat's budget past it is not sent
+        if not handover:
+            out.keep = None  # (another leads: nothing more is written)
+
+        def left() -> float:
+            return max(0.0, until - out.timing.now())
+
         reader, updater = self.reader, self.application.updater
         if self._polling and updater is not None and updater.running:
             with contextlib.suppress(Exception):
                 await updater.stop()
+            if handover:  # the updates under way finished (python-telegram-bot's tasks)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left()):
+                        await self.application.update_queue.join()
         if reader is not None:
             if handover:
-                await reader.drain(DRAIN_SECONDS)
+                await reader.drain(left())
             await reader.close()
             await self.lease.unlisten(INBOX_CHANNEL)
         await self.lease.unlisten(FENCED_CHANNEL)
@@ -200,14 +221,15 @@ class Term:
         self._tasks.clear()
         if handover:  # what is under way (a deadline, a warning) is finished, not cut off
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(DRAIN_SECONDS):
+                async with asyncio.timeout(left()):
                     await self.rooms.store.background.settle()
         if self.application.bot_data.get(ROOMS_KEY) is self.rooms:
             del self.application.bot_data[ROOMS_KEY]
         metrics.watch_games(lambda: (0, 0))
-        await self.rooms.close(flush=handover)
+        await self.rooms.close(flush=handover, within=left())
         if handover:
             await self._save_budgets(final=True)
+        out.keep = None  # (what is still under way writes nothing more: the database closes)
 
     def _fenced_elsewhere(self, worker: str) -> None:
         """A worker that led before found it lost the lead: what it had on its way when it
@@ -229,6 +251,17 @@ class Term:
         while True:
             await asyncio.sleep(KEEP_BUDGETS_EVERY)
             await self._save_budgets(final=False)
+
+    async def _write_ahead(self, chat_id: int) -> None:
+        """A reply into group `chat_id`, which had `UNWRITTEN` calls since the last write:
+        write first (a burst: a /rules storm), so that a kill loses at most `UNWRITTEN`
+        calls per group, which the next leader reckons (`_carry_budgets`). Not while writes
+        fail (the database cannot store): the periodic write tries."""
+        if not self._ahead:
+            return
+        async with self._writing:
+            if self.kit.out.budgets.unwritten(chat_id) > UNWRITTEN:
+                await self._save_budgets(final=False)
 
     async def _active(self) -> list[GameRecord]:
         """Every lobby and running game as stored (none if the database cannot say)."""
@@ -252,6 +285,7 @@ class Term:
         if not final and expected is None and changes == self._saved_budgets:
             return
         recent = out.budgets.recent(out.timing.now())
+        unwritten = out.budgets.keeping()
         for chat_id in expected or ():
             recent.setdefault(chat_id, []).append(0.0)
         # Each game's version as this leader holds it: the next one tells the games that
@@ -270,8 +304,11 @@ class Term:
                 await tx.state.put(key=BUDGETS_KEY, value=value)
         except StorageError as exc:  # (an outage, or no longer leading: the next write)
             logger.debug("could not keep the send budgets: %s", exc)
+            out.budgets.not_kept(unwritten)
+            self._ahead = False
             return
         self._saved_budgets = changes
+        self._ahead = True
 
     async def _carry_budgets(self) -> None:
         """Count what the previous leader (or this process before a restart) sent in the
@@ -284,7 +321,9 @@ class Term:
         the private chat of each player of a game that moved (or began) after that write is
         reckoned full from now: the moves edited every seated player's hand, a burst the
         write does not show (into a chat that may have been quiet before it: a game that
-        had just started)."""
+        had just started). Every chat the write shows calls in gets `UNWRITTEN` more, at
+        the write: the replies into a group a kill may have left unwritten
+        (`_write_ahead`)."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
@@ -305,6 +344,8 @@ class Term:
         limits = out.budgets.limits
         for chat_id, ages in carried.items():
             now_ages = [age + since for age in ages]
+            if not final and chat_id != 0 and any(age >= 0 for age in ages):
+                now_ages += [since] * UNWRITTEN  # the calls it may have made unwritten
             busy = [age for age in ages if 0 <= age <= UNSEEN]
             if not final and busy:  # the unseen last moments
                 if chat_id > 0:  # a private chat: full

@@ -14,7 +14,8 @@ ended; a move is acknowledged only once that commit succeeded. A save that fails
 in-memory copy (the stored state wins) and loads the game again soon, showing it as stored.
 A quiet save (`save_quietly`: what does not move the game, such as message ids) that fails
 keeps the live copy instead, so that what was sent is remembered and never sent again. A
-database that cannot store at all (`DatabaseUnavailable`) is reported once per outage
+database that cannot store at all (`DatabaseUnavailable`), or whose write lock another
+process holds past the busy timeout (`DatabaseBusy`), is reported once per outage
 (`DatabaseWatch`).
 
 One process plays: the leader (`bot.leader`; on SQLite the one process, always). So a chat's
@@ -39,7 +40,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from bot import handling
-from bot.db_watch import DatabaseWatch
+from bot.db_watch import DatabaseWatch, quiet
 from bot.handling import OUTAGES
 from bot.kit import Kit, Person, seated
 from bot.log import Move, entries_for, trim
@@ -48,7 +49,6 @@ from engine import Passed
 from storage import (
     ChatLocks,
     Conflict,
-    DatabaseUnavailable,
     FinishedGame,
     GameRecord,
     GameStatus,
@@ -303,7 +303,7 @@ class GameStore:
             self.reload_soon(record.chat_id)
             return False
         except StorageError as exc:
-            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log = logger.debug if quiet(exc) else logger.warning
             log("game %s is kept in memory, not stored yet: %s", record.id, exc)
             return False
         except Exception:

@@ -202,9 +202,11 @@ class _AiosqliteDriver(_Driver):
 
     @classmethod
     async def connect(cls, url: DatabaseURL) -> _AiosqliteDriver:
-        connection = await aiosqlite.connect(
-            url.path, isolation_level=None, timeout=url.busy_timeout_ms / 1000
-        )
+        # SQLite's own busy wait holds aiosqlite's thread, and with it every other call of the
+        # connection (the reads too): a short one, then `_retry_busy`'s asyncio.sleep, so
+        # that all of a wait for another process's lock is the busy timeout, once.
+        busy_ms = min(url.busy_timeout_ms, _THREAD_BUSY_MS)
+        connection = await aiosqlite.connect(url.path, isolation_level=None, timeout=busy_ms / 1000)
         # aiosqlite annotates row_factory as a type; sqlite3 takes any (cursor, row) callable.
         connection.row_factory = _dict_row  # type: ignore[assignment]
         return cls(connection)
@@ -247,9 +249,13 @@ class _AiosqliteDriver(_Driver):
         await self._conn.close()
 
 
-# How long one BEGIN attempt may block the event loop (inline executor) before backing off
-# with asyncio.sleep.
+# How long one BEGIN attempt may block the event loop (inline executor), or aiosqlite's
+# thread, before backing off with asyncio.sleep.
 _INLINE_BUSY_MS = 2
+_THREAD_BUSY_MS = 50
+LOCKED_RETRY_SECONDS = 0.1
+"""How long a writer waits for another process's lock while it is held past the busy
+timeout already (see `SqliteBackend._retry_busy`)."""
 
 
 class _InlineDriver(_Driver):
@@ -310,6 +316,7 @@ class SqliteBackend(Backend):
         self._url = url
         self._file = database_file(url)
         self._pending_begin: str | None = None
+        self._locked_out = False  # the last wait for another process's lock ran out
 
     @classmethod
     async def check(cls, url: DatabaseURL, *, time_limit: float) -> bool:
@@ -380,37 +387,52 @@ class SqliteBackend(Backend):
         """Run one statement, preceded by the pending BEGIN if this is the first one."""
         begin = self._pending_begin
         if begin is not None:
-            await self._opening(lambda: self._call(self._driver.execute(begin)))
+            await self._opening(
+                lambda: self._call(self._driver.execute(begin)), write=begin != "BEGIN DEFERRED"
+            )
             self._pending_begin = None  # the transaction is open from here on
         return await self._call(work())
 
-    async def _opening(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _opening(self, attempt: Callable[[], Awaitable[T]], *, write: bool) -> T:
         """Run ``attempt``, which sends the BEGIN: retried while another connection holds the
         lock, and once more after rolling back a transaction that a failed COMMIT left open.
 
         (A COMMIT is awaited after the next transaction may have begun: see `start_commit`.)
         """
         try:
-            return await self._retry_busy(attempt)
+            return await self._retry_busy(attempt, write=write)
         except sqlite3.OperationalError as error:
             if "within a transaction" not in str(error):
                 raise
         await self._call(self._driver.rollback())
-        return await self._retry_busy(attempt)
+        return await self._retry_busy(attempt, write=write)
 
-    async def _retry_busy(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """Retry ``attempt`` while it raises DatabaseBusy, sleeping, until the busy timeout."""
-        deadline = time.monotonic() + self._url.busy_timeout_ms / 1000
+    async def _retry_busy(self, attempt: Callable[[], Awaitable[T]], *, write: bool = False) -> T:
+        """Retry ``attempt`` while it raises DatabaseBusy, sleeping, until the busy timeout.
+        A ``write`` (a BEGIN IMMEDIATE) while another process keeps the lock past it (the
+        last write's wait ran out) waits `LOCKED_RETRY_SECONDS` only: each writer would wait
+        the whole timeout behind the one before it, and every tap would take seconds to be
+        answered."""
+        patience = self._url.busy_timeout_ms / 1000
+        if write and self._locked_out:
+            patience = min(patience, LOCKED_RETRY_SECONDS)
+        deadline = time.monotonic() + patience
         delay = 0.0005
         while True:
             try:
-                return await attempt()
+                result = await attempt()
             except DatabaseBusy:
                 if time.monotonic() >= deadline:
+                    self._locked_out = self._locked_out or write
                     raise DatabaseBusy(
-                        f"{self.where}: another connection held the lock for more than "
-                        f"{self._url.busy_timeout_ms} ms"
+                        f"{self.where}: another process held its write lock for more than "
+                        f"{self._url.busy_timeout_ms} ms (an sqlite3 shell or a tool left in a "
+                        f"transaction?)"
                     ) from None
+            else:
+                if write:
+                    self._locked_out = False  # the write lock was had
+                return result
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.02)
 
@@ -461,7 +483,10 @@ class SqliteBackend(Backend):
         if begin is not None and _is_query(sql):
             # A transaction that starts with a query (loading a game, say): BEGIN and the
             # query together. If the BEGIN fails, the query ran outside it and is retried.
-            return await self._opening(lambda: self._begin_and_fetchall(begin, sql, params))
+            return await self._opening(
+                lambda: self._begin_and_fetchall(begin, sql, params),
+                write=begin != "BEGIN DEFERRED",
+            )
         return await self._statement(lambda: self._driver.fetchall(sql, params))
 
     async def _begin_and_fetchall(self, begin: str, sql: str, params: Params) -> list[Row]:

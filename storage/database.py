@@ -24,6 +24,7 @@ from storage.repositories import (
     StateRepository,
 )
 from storage.schema import current_version, migrate
+from storage.sqlite_files import new_file, remove_unmade
 from storage.url import DatabaseURL, parse_database_url
 
 logger = logging.getLogger(__name__)
@@ -156,11 +157,19 @@ class Database:
             from storage.postgres import PostgresDatabase
 
             return await PostgresDatabase.open(parsed, name=name)
-        backend = await SqliteBackend.open(parsed)
+        made = new_file(parsed)  # (a file made here and not set up is removed: no 0-byte file)
+        try:
+            backend = await SqliteBackend.open(parsed)
+        except BaseException:
+            if made is not None:
+                remove_unmade(made)
+            raise
         try:
             await migrate(backend)
         except BaseException:
             await backend.close()
+            if made is not None:
+                remove_unmade(made)
             raise
         db = cls(backend, parsed, name or worker_name())
         try:
@@ -342,11 +351,9 @@ class Database:
             *(games.save_in_place(record=r, expected_version=r.version) for r in records),
             return_exceptions=True,
         )
-        # Another process writes: aiosqlite's thread waited the whole busy timeout already;
-        # inline waits 2 ms at most, and the full path backs off with asyncio.sleep.
-        if self.url.executor == "inline":
-            outcomes = [None if isinstance(o, DatabaseBusy) else o for o in outcomes]
-        return outcomes
+        # Another process writes: a statement waits 2 ms (inline) or 50 ms (aiosqlite's
+        # thread) at most, and the full path backs off with asyncio.sleep.
+        return [None if isinstance(o, DatabaseBusy) else o for o in outcomes]
 
     async def _finish_commit(self, committed: asyncio.Future[None]) -> None:
         """Wait for the COMMIT; if it failed, roll back what it may have left open (holding the
@@ -356,7 +363,8 @@ class Database:
         except Exception as error:
             # Logged here too: a caller cancelled meanwhile never hears of it. A database that
             # cannot store (a full disk) fails every COMMIT: its caller reports the outage.
-            log = logger.debug if isinstance(error, DatabaseUnavailable) else logger.warning
+            outage = isinstance(error, (DatabaseUnavailable, DatabaseBusy))
+            log = logger.debug if outage else logger.warning
             log("a COMMIT failed, the transaction is rolled back: %s", error)
             async with self._lock:
                 if not self._closed:

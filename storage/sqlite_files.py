@@ -5,6 +5,7 @@ of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -17,6 +18,28 @@ from storage.url import DatabaseURL
 def database_file(url: DatabaseURL) -> str:
     """The file of ``url`` as an operator finds it: its absolute path."""
     return url.path if url.in_memory else os.path.abspath(url.path)
+
+
+def new_file(url: DatabaseURL) -> str | None:
+    """The file of ``url`` if it does not exist yet (opening it makes it), else None."""
+    if url.in_memory:
+        return None
+    file = database_file(url)
+    return None if os.path.lexists(file) else file
+
+
+def remove_unmade(file: str) -> None:
+    """After an open that made ``file`` and failed (a full disk, say): remove it, with its
+    ``-wal`` and ``-shm``, if it is still empty, so that no 0-byte database is left for the
+    next start to find. Nothing of anyone's is in it: the bot made it a moment ago."""
+    try:
+        if os.path.getsize(file) != 0:
+            return
+        for path in (file, f"{file}-wal", f"{file}-shm", f"{file}-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    except OSError:
+        pass  # (never made, or its folder unreadable: nothing to tidy)
 
 
 def unusable(error: sqlite3.Error, file: str) -> DatabaseUnusable | None:

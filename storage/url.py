@@ -31,7 +31,8 @@ class DatabaseURL:
 
     - ``synchronous``: normal (default), full or extra. In WAL mode, normal never loses a
       committed transaction when the process dies, only (the last ones) on power loss.
-    - ``busy_timeout``: milliseconds to wait for another connection's write lock (default 5000).
+    - ``busy_timeout``: milliseconds to wait for another connection's write lock (default 2000:
+      a tap waiting for a lock held longer is answered "could not be saved").
     - ``executor``: ``aiosqlite`` (default) runs the SQLite connection on aiosqlite's own
       thread, so the event loop never waits for the database. ``inline`` runs each SQLite
       call directly on the event loop thread: faster (a call takes microseconds, a thread
@@ -50,7 +51,7 @@ class DatabaseURL:
     scheme: Scheme
     path: str  # SQLite: the file; PostgreSQL: the database's name
     synchronous: Synchronous = "NORMAL"
-    busy_timeout_ms: int = 5000
+    busy_timeout_ms: int = 2000
     executor: Executor = "aiosqlite"
     # PostgreSQL: what the driver gets (with the password: never printed, never compared),
     # the same with the password as *** (for messages), the pool's size.
@@ -99,7 +100,7 @@ def _parse_postgres(raw: str, shown: str) -> DatabaseURL:
     database = unquote(parts.path.lstrip("/"))
     if not database:
         raise ValueError(f"DATABASE_URL {shown!r}: no database name given (after the host)")
-    result = DatabaseURL(scheme="postgresql", path=database)
+    result = DatabaseURL(scheme="postgresql", path=database, busy_timeout_ms=5000)
     passed: list[tuple[str, str]] = []
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
         if key == "busy_timeout":

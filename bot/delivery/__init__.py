@@ -12,7 +12,16 @@ from telegram.error import BadRequest as Refused
 from telegram.error import TelegramError as SendError
 
 from bot.delivery.budget import Budgets, Limits, Window
-from bot.delivery.outbox import Blocked, Membership, Outbox, Sent, Tap, telegram_fault, transient
+from bot.delivery.outbox import (
+    Blocked,
+    Membership,
+    Outbox,
+    Sent,
+    Stopping,
+    Tap,
+    telegram_fault,
+    transient,
+)
 from bot.delivery.sender import Delivered, Priority, Sender
 
 __all__ = [
@@ -27,6 +36,7 @@ __all__ = [
     "SendError",
     "Sender",
     "Sent",
+    "Stopping",
     "Tap",
     "Window",
     "telegram_fault",

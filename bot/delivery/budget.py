@@ -101,6 +101,7 @@ class Budgets:
         self._bot_pace = _Calls(Window(max(1, bot.count // PACE), bot.seconds / PACE), 0.0)
         self._paused: dict[int, float] = {}  # chat id -> until when Telegram said wait
         self.changes = 0  # calls noted, moved or paused so far (`recent` is worth keeping anew)
+        self._unwritten: dict[int, int] = {}  # chat id -> calls noted since `recent` was kept
 
     def _calls(self, chat_id: int) -> _Calls:
         calls = self._chats.get(chat_id)
@@ -111,6 +112,7 @@ class Budgets:
     def note(self, chat_id: int, now: float) -> None:
         """A counted call to `chat_id` goes out now."""
         self.changes += 1
+        self._unwritten[chat_id] = self._unwritten.get(chat_id, 0) + 1
         self._calls(chat_id).times.append(now)
         self._bot.times.append(now)
         self._bot_pace.times.append(now)
@@ -201,6 +203,21 @@ class Budgets:
             if until > now:
                 found.setdefault(chat_id, []).append(round(now - until, 3))
         return found
+
+    def unwritten(self, chat_id: int) -> int:
+        """The calls to `chat_id` noted since `recent` was last kept (`keeping`)."""
+        return self._unwritten.get(chat_id, 0)
+
+    def keeping(self) -> dict[int, int]:
+        """`recent` is about to be kept: the calls noted since it last was, no longer
+        unwritten (`not_kept` gives them back if keeping it failed)."""
+        unwritten, self._unwritten = self._unwritten, {}
+        return unwritten
+
+    def not_kept(self, unwritten: Mapping[int, int]) -> None:
+        """Keeping `recent` failed: the calls `keeping` took are unwritten again."""
+        for chat_id, count in unwritten.items():
+            self._unwritten[chat_id] = self._unwritten.get(chat_id, 0) + count
 
     def carry(self, recent: Mapping[int, Sequence[float]], now: float) -> None:
         """Count the calls another process made (`recent`'s ages, as of `now`) and its

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -39,7 +40,7 @@ from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from bot.delivery.sender import Timing
 
@@ -62,6 +63,7 @@ ANSWER_WITHIN: Final = 10.0
 """Seconds after a tap arrived that its answer is still tried (Telegram takes one for about
 15 s, then says "query is too old")."""
 FIRST_ANSWER_RETRY: Final = 0.5  # seconds before a tap's answer is tried again (then doubling)
+UNWRITTEN: Final = 1  # calls into a group that may go before the budgets are kept (`keep`)
 COUNTED: Final = frozenset({"sendMessage", "editMessageText", "deleteMessage"})
 """The calls that count against a chat's limits (answers to taps do not)."""
 
@@ -137,6 +139,14 @@ class Blocked(Exception):
     """The user blocked the bot, never started it, or the bot left the group (403)."""
 
 
+class Stopping(NotLeading):
+    """This worker stops: a call that would wait for its chat's budget past the stop's
+    bound (`Outbox.stop_by`) is not made (a restart shows every game again)."""
+
+    def __init__(self) -> None:
+        NetworkError.__init__(self, "this worker stops: not sent within the stop's bound")
+
+
 @dataclass(frozen=True, slots=True)
 class Sent:
     message_id: int
@@ -159,7 +169,19 @@ class Outbox:
         # Runs work beside the caller (a tap's answer tried again); None: a task of its own.
         self.spawn: Callable[[Coroutine[Any, Any, None]], object] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._stopping = asyncio.Event()  # `stop_retrying`
+        # Keeps the budgets for the next process (`bot.leader`); awaited before a call into
+        # a group with more than `UNWRITTEN` calls not kept yet, unless the sender paced it
+        # (its calls into a group are seconds apart): a kill loses few of them.
+        self.keep: Callable[[int], Awaitable[None]] | None = None
+        self._stop_at = math.inf  # (the timing's clock) no call waits past it: `stop_by`
+        self._stopping = asyncio.Event()
+
+    def stop_by(self, deadline: float) -> None:
+        """A stop began: from now on no call waits for a chat's budget (or a 429) past
+        `deadline` (of the timing's clock); one that would, waiting already or not, raises
+        `Stopping`. What fits before it goes out."""
+        self._stop_at = min(self._stop_at, deadline)
+        self._stopping.set()
 
     async def sleep(self, seconds: float) -> None:
         await self.timing.wait(asyncio.Event(), seconds)
@@ -185,7 +207,17 @@ class Outbox:
             if at <= now:
                 budgets.note(chat_id, now)
                 return now
-            await self.sleep(at - now)
+            if at > self._stop_at:
+                raise Stopping
+            stopping = self._stopping  # (wakes a wait past a stop's bound; set: one that fits)
+            await timing.wait(asyncio.Event() if stopping.is_set() else stopping, at - now)
+
+    async def _keep_ahead(self, chat_id: int) -> None:
+        """A burst of replies into a group: what the next process must count is kept
+        before the second of them goes (`keep`)."""
+        keep = self.keep
+        if keep is not None and chat_id < 0 and self.budgets.unwritten(chat_id) > UNWRITTEN:
+            await keep(chat_id)
 
     def answered(self, query: Tap) -> bool:
         """Whether this tap got its answer already (Telegram takes only the first)."""
@@ -223,6 +255,8 @@ class Outbox:
             noted = None
             if isinstance(chat_id, int) and (attempt or not budgeted):
                 noted = await self._admit(chat_id)
+            if isinstance(chat_id, int) and not budgeted:
+                await self._keep_ahead(chat_id)
             try:
                 return await call(self.bot, method, data)
             except RetryAfter as exc:

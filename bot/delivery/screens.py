@@ -611,11 +611,11 @@ class Screens:
 
     # ---------------------------------------------------------------- shutdown
 
-    async def close(self, *, flush: bool = True) -> None:
-        """The end of the lead: what is still wanted goes out for a few seconds (``flush``;
-        else at once nothing more), then nothing more (the next leader shows every game
-        anew)."""
-        await self.sender.close(within=5.0 if flush else 0.0)
+    async def close(self, *, flush: bool = True, within: float = 5.0) -> None:
+        """The end of the lead: what is still wanted goes out for `within` seconds at most
+        (``flush``; else at once nothing more), then nothing more (the next leader shows
+        every game anew)."""
+        await self.sender.close(within=within if flush else 0.0)
 
 
 def _set_table(record: GameRecord, message_id: int) -> bool:

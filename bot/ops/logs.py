@@ -96,6 +96,21 @@ class JsonLines(logging.Formatter):
         return orjson.dumps(line).decode()
 
 
+PAYLOAD_LOGGERS: Final = ("aiosqlite", "asyncpg", "httpcore", "telegram")
+"""Libraries whose DEBUG lines carry what they handle: aiosqlite each statement with its
+parameters (a saved game holds every hand), httpcore each request, python-telegram-bot
+each call with its parameters (a hand's keyboard) and each update. They log from INFO."""
+
+
+def keep_payloads_out(level: int) -> None:
+    """However low `LOG_LEVEL` is (`level`), no library writes a hand to the log: those of
+    `PAYLOAD_LOGGERS` log from INFO, httpx (whose INFO line is every call's URL) from
+    WARNING."""
+    for name in PAYLOAD_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.INFO))
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+
+
 def formatter(form: Literal["text", "json"], secret: str) -> logging.Formatter:
     """The formatter of `LOG_FORMAT` `form`, keeping `secret` out."""
     return JsonLines(secret) if form == "json" else Redacting(secret)

@@ -73,14 +73,15 @@ class Rooms:
                 if live is not None:
                     await self.deadlines.show_again(live)
 
-    async def close(self, *, flush: bool = True) -> None:
+    async def close(self, *, flush: bool = True, within: float = 5.0) -> None:
         """The end of the lead: stop computer players' pending moves (they are re-planned by
         the next leader), background work and hands waiting to be shown again (the next
-        leader shows every hand), publish pending table edits (``flush``: for a few seconds;
-        else none: another worker plays already), then schedule nothing more."""
+        leader shows every hand), publish pending table edits (``flush``: for `within`
+        seconds at most; else none: another worker plays already), then schedule nothing
+        more."""
         await self.computers.close()
         await self.store.background.close()
-        await self.screens.close(flush=flush)
+        await self.screens.close(flush=flush, within=within)
 
 
 __all__ = [

@@ -40,7 +40,8 @@ from bot.callbacks import (
     SettingsData,
     decode,
 )
-from bot.delivery import SendError, Tap, telegram_fault
+from bot.db_watch import quiet
+from bot.delivery import SendError, Stopping, Tap, telegram_fault
 from bot.kit import Person
 from bot.ops import logs, metrics
 from bot.play import Rooms
@@ -302,7 +303,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except StorageError as exc:
         rooms.store.watch.failed(exc)  # a database that cannot store: one warning per outage
         later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
-        log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+        log = logger.debug if quiet(exc) else logger.warning
         if out.answered(tap):  # what failed came after the tap's own change
             log("storing after a tap of user %s failed: %s", user.id, exc)
             return
@@ -404,6 +405,10 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
                 "an update's reply was lost to Telegram's faults (%s)", type(context.error).__name__
             )
         return
+    if isinstance(context.error, Stopping):  # a reply left at a stop's bound (games are
+        with _ids_of(update):  # stored and shown again at the next start): no error
+            logger.info("a reply not sent: %s", context.error)
+        return
     with _ids_of(update):  # outside `_observed` now: the line names the update again
         logger.error("error while handling an update", exc_info=context.error)
     rooms: Rooms | None = context.application.bot_data.get(ROOMS_KEY)
@@ -477,7 +482,7 @@ def _storing(callback: Callback, *, reply: bool = True) -> Callback:
             rooms = rooms_of(context)
             rooms.store.watch.failed(exc)
             later = handling.failed(exc)  # webhook mode: kept in the inbox, handled again later
-            log = logger.debug if isinstance(exc, DatabaseUnavailable) else logger.warning
+            log = logger.debug if quiet(exc) else logger.warning
             log("an update was not stored: %s", exc)
             message = update.effective_message
             if not reply or message is None:

@@ -13,7 +13,7 @@ import pytest
 
 from bot.db_watch import DatabaseWatch
 from bot.kit import Kit
-from storage import DatabaseBusy, DatabaseUnavailable
+from storage import Conflict, DatabaseBusy, DatabaseUnavailable
 
 
 def watch_with(sent: list[tuple[int, str]], operator: int | None = 4242) -> DatabaseWatch:
@@ -59,10 +59,14 @@ async def test_an_outage_is_told_once_when_it_begins_and_once_when_it_ends(
     assert all(chat_id == 4242 for chat_id, _ in sent)
 
 
-async def test_a_busy_database_is_no_outage_and_no_operator_chat_means_the_log_only() -> None:
+async def test_a_conflict_is_no_outage_and_no_operator_chat_means_the_log_only() -> None:
     sent: list[tuple[int, str]] = []
     watch = watch_with(sent, operator=None)
-    watch.failed(DatabaseBusy("database is locked"))
+    watch.failed(Conflict("game 1 was saved by another writer"))
+    assert not watch.down
+    watch.failed(DatabaseBusy("another process held its write lock for more than 2000 ms"))
+    assert watch.down  # a lock held past the busy timeout is an outage (until a save)
+    watch.stored()
     assert not watch.down
     watch.failed(DatabaseUnavailable("database file /d cannot grow", where="/d"))
     assert watch.down

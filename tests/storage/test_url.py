@@ -14,7 +14,7 @@ def test_relative_and_absolute_paths() -> None:
 
 def test_defaults_and_options() -> None:
     url = parse_database_url("sqlite:///x.db")
-    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("NORMAL", 5000, "aiosqlite")
+    assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("NORMAL", 2000, "aiosqlite")
     url = parse_database_url("sqlite:///x.db?synchronous=full&busy_timeout=250&executor=inline")
     assert (url.synchronous, url.busy_timeout_ms, url.executor) == ("FULL", 250, "inline")
     assert parse_database_url("sqlite:///x.db?executor=AIOSQLITE").executor == "aiosqlite"
