@@ -27,7 +27,7 @@ from bot.play.guide import PRACTICE_RULES, Guide
 from bot.play.room import Room
 from engine import Game
 from engine.ai import LEVELS
-from storage import GameMeta, GameRecord, Lobby, Seat
+from storage import GameMeta, GameRecord, Lobby, Seat, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -186,12 +186,14 @@ class Lobbies(Room):
             record = unit.game(data.game_id, "lobby")
             if record is None:
                 await self.out.answer(query, self.kit.t(lang, "error-lobby-closed"))
+                await self._close_old(unit.chat_id, unit.record, query)
                 return
             # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
             lang = self.kit.personal_language(person, record)
             if query.chat_id != record.chat_id:  # forged elsewhere
                 await self.out.answer(query, self.kit.t(lang, "error-unknown-button"))
                 return
+            await self._one_lobby(record, query)
             if data.op == "join":
                 await self._join(record, person, query)
             elif data.op == "leave":
@@ -229,6 +231,42 @@ class Lobbies(Room):
                 refused = await self.computers.add(record, data.arg)
                 await self.out.answer(query, self.kit.t(lang, refused or "lobby-computer-added"))
                 await self.refresh(record)
+
+    async def _one_lobby(self, record: GameRecord, query: Tap) -> None:
+        """A tap on a lobby message of this lobby that is not the one it knows: one whose
+        send landed though its answer was lost (or a killed bot never stored its id). With
+        no lobby message known, it is the lobby message from now on (edited, never sent
+        again); else it is a duplicate, deleted (or edited to a line pointing to the
+        other), and the tap counts as one on the lobby."""
+        tapped, known = query.message_id, record.lobby.message_id
+        if tapped is None or tapped == known:
+            return
+        if known is None:
+            record.lobby.message_id = tapped
+            self.screens.adopt_lobby(record)
+            await self.store.save_quietly(record)
+            return
+        moved = render.Rendered(self.kit.t(record.language, "lobby-moved"))
+        self.screens.retire(record.chat_id, tapped, moved)
+
+    async def _close_old(self, chat_id: int, live: GameRecord | None, query: Tap) -> None:
+        """A lobby tap on a game that is no longer a lobby (it began, ended or closed):
+        the message it came from loses its buttons, one line saying the lobby is closed
+        (not the lobby that became the table, nor the chat's live lobby)."""
+        tapped = query.message_id
+        if tapped is None or query.chat_id != chat_id:
+            return
+        if live is not None and tapped in (live.lobby.message_id, live.table_message_id):
+            return
+        if live is not None:
+            language = live.language
+        else:
+            try:
+                language = await self.kit.chat_language(chat_id, None)
+            except StorageError:
+                language = self.kit.settings.default_language
+        closed = render.Rendered(self.kit.t(language, "error-lobby-closed"))
+        self.screens.retire(chat_id, tapped, closed, delete=False)
 
     def _info(self, record: GameRecord, kind: Literal["rules", "howto"]) -> str:
         """The lobby's Rules (every option and the time per move) or How to play, in the

@@ -1,0 +1,116 @@
+"""No live duplicate of a lobby: a lobby message whose send landed but whose answer was lost
+(or whose id a killed bot never stored) works as the lobby, and is retired once another
+shows it; a Join on an old lobby message never seats into something the group cannot see."""
+
+from __future__ import annotations
+
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeGroup, FakeMessage
+
+
+def lobbies(h: BotHarness, group: FakeGroup) -> list[FakeMessage]:
+    """The group's messages with a lobby's buttons (live lobbies)."""
+
+    def lobby_buttons(message: FakeMessage) -> bool:
+        data = [b.callback_data or "" for row in message.buttons for b in row]
+        return any(d.startswith("l") for d in data)
+
+    return [m for m in h.fake.messages(group.id) if lobby_buttons(m)]
+
+
+async def test_a_lobby_whose_answer_was_lost_is_the_lobby_its_taps_reach(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-9101, "Club", admins={alice})
+    for u in (alice, bob, carol):
+        await h.send(u.start_private())
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    first = lobbies(h, group)
+    assert len(first) == 1
+    await h.send(bob.tap(first[0], "Join"))
+    await h.send(carol.tap(first[0], "Join"))
+    shown = lobbies(h, group)
+    assert [m.message_id for m in shown] == [first[0].message_id]
+    assert "Bob" in shown[0].text and "Carol" in shown[0].text
+    assert len(h.fake.messages(group.id)) == 1  # the bot's one message: the lobby
+
+
+async def lost_lobby(h: BotHarness, group: FakeGroup) -> FakeMessage:
+    """Alice's /newgame whose lobby landed with its answer lost, then her /newgame again,
+    which sent the lobby anew: two lobby messages; the older one."""
+    alice = h.users[1]
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    old = lobbies(h, group)[0]
+    await h.send(alice.send(group, "/newgame"))
+    assert len(lobbies(h, group)) == 2
+    return old
+
+
+async def test_a_join_on_a_lobby_sent_twice_seats_and_retires_that_message(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9102, "Club", admins={alice})
+    for u in (alice, bob):
+        await h.send(u.start_private())
+    old = await lost_lobby(h, group)
+    tap = bob.tap(old, "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "lobby-joined")
+    (lobby,) = lobbies(h, group)
+    assert lobby.message_id != old.message_id and "Bob" in lobby.text
+    await h.send(alice.tap(lobby, "Start"))
+    assert h.rooms.store.live(group.id).status == "running"
+    assert lobbies(h, group) == []
+
+
+async def test_a_lobby_left_over_from_a_crash_is_retired_at_its_first_tap(
+    harness: BotHarness,
+) -> None:
+    """The bot died after the lobby landed and before its id was stored: the next start
+    shows the lobby again (a second message); the first works and goes at its first tap."""
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-9103, "Club", admins={alice})
+    for u in (alice, bob, carol):
+        await h.send(u.start_private())
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    old = lobbies(h, group)[0]
+    await h.restart()
+    await h.send(bob.tap(old, "Join"))  # the lobby message known from now on
+    await h.send(carol.tap(old, "Join"))
+    (lobby,) = lobbies(h, group)
+    assert lobby.message_id == old.message_id
+    assert "Bob" in lobby.text and "Carol" in lobby.text
+    await h.send(alice.tap(lobby, "Start"))
+    tables = [m for m in h.fake.messages(group.id) if m.text.startswith("Durak · ")]
+    assert [m.message_id for m in tables] == [old.message_id]
+
+
+async def test_a_join_on_an_old_lobby_of_a_game_that_began_is_closed(
+    harness: BotHarness,
+) -> None:
+    h = harness
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    group = h.fake.group(-9104, "Club", admins={alice})
+    for u in (alice, bob, carol):
+        await h.send(u.start_private())
+    old = await lost_lobby(h, group)
+    lobby = lobbies(h, group)[-1]
+    await h.send(bob.tap(lobby, "Join"))
+    await h.send(alice.tap(lobby, "Start"))
+    assert [m.message_id for m in lobbies(h, group)] == [old.message_id]
+    tap = carol.tap(old, "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-lobby-closed")
+    assert [s.name for s in h.rooms.store.live(group.id).lobby.seats] == ["Alice", "Bob"]
+    assert lobbies(h, group) == []
+    assert h.fake.message(group.id, old.message_id).text == answer.text
