@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import OrderedDict
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -43,6 +43,7 @@ NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
+KNOWN_KEPT: Final = 64  # message ids of its own the bot remembers per chat (the latest)
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
@@ -64,6 +65,13 @@ def transient(error: TelegramError) -> bool:
 
 
 _NO_PREVIEW: Final = _ENCODER.encode({"is_disabled": True})
+
+
+def maybe_landed(error: TelegramError) -> bool:
+    """Whether a call that failed so may have taken effect all the same: its answer was
+    lost (a timeout, a network error, a 5xx), not refused (a 400, 403, 429) nor held back
+    (`NotLeading`: never sent)."""
+    return transient(error) and not isinstance(error, (RetryAfter, NotLeading))
 
 
 def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
@@ -124,6 +132,10 @@ class Outbox:
         self.budgets = budgets or Budgets(Limits())
         self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
+        # Per chat: the latest ids of the bot's own messages it knows, and how many sends'
+        # answers were lost (the message may have landed): see `Sender`'s orphans.
+        self._known: dict[int, deque[int]] = {}
+        self._lost: Counter[int] = Counter()
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
 
@@ -207,7 +219,34 @@ class Outbox:
             result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
         except Forbidden as exc:
             raise Blocked(str(exc)) from exc
-        return int(result["message_id"])
+        except TelegramError as exc:
+            if maybe_landed(exc):
+                self._lost[chat_id] += 1
+            raise
+        message_id = int(result["message_id"])
+        self.note(chat_id, message_id)
+        return message_id
+
+    def note(self, chat_id: int, message_id: int) -> None:
+        """Message `message_id` of the chat is the bot's, and known."""
+        known = self._known.get(chat_id)
+        if known is None:
+            known = self._known[chat_id] = deque(maxlen=KNOWN_KEPT)
+        if message_id not in known:
+            known.append(message_id)
+
+    def known(self, chat_id: int, message_id: int) -> bool:
+        """Whether the bot knows message `message_id` of the chat as one of its own."""
+        return message_id in self._known.get(chat_id, ())
+
+    def floor(self, chat_id: int) -> int | None:
+        """The latest message of its own the bot knows in the chat (None: none)."""
+        known = self._known.get(chat_id)
+        return max(known) if known else None
+
+    def lost(self, chat_id: int) -> int:
+        """How many sends into the chat lost their answer (each may have landed)."""
+        return self._lost[chat_id]
 
     async def _edit(
         self,
@@ -220,6 +259,7 @@ class Outbox:
     ) -> None:
         data = {**_message(chat_id, rendered), "message_id": message_id}
         await self._call("editMessageText", data, patient=patient, budgeted=budgeted)
+        self.note(chat_id, message_id)
 
     async def show(
         self,
@@ -251,6 +291,20 @@ class Outbox:
         return Sent(
             await self.send(chat_id, rendered, patient=patient, budgeted=budgeted), new=True
         )
+
+    async def claim(
+        self, chat_id: int, message_id: int, rendered: Rendered, *, budgeted: bool = False
+    ) -> bool:
+        """Edit message `message_id` to `rendered` if it is the bot's: whether it is (a
+        message of someone else's "can't be edited", one that is not there is "not found").
+        Raises what may pass (a timeout, a 429)."""
+        try:
+            await self._edit(chat_id, message_id, rendered, patient=False, budgeted=budgeted)
+        except BadRequest as exc:
+            return NOT_MODIFIED in exc.message.lower()
+        except Forbidden:
+            return False
+        return True
 
     async def close_keyboard(
         self,

@@ -138,6 +138,26 @@ Done = Callable[[Delivered, Any], None]
 Failed = Callable[[BaseException, Any], None]
 
 
+@dataclass(slots=True)
+class Orphans:
+    """A slot's new messages whose sends lost their answers: each may have landed, a copy
+    nobody knows the id of. They lie after `floor` (the chat's latest message the bot knew
+    before the first of them) and before the message sent at last (`until`); `base`: the
+    chat's lost sends before them (`Outbox.lost`), so that a sweep runs only where every
+    send lost since is the slot's own."""
+
+    floor: int
+    base: int
+    count: int = 1
+    until: int = 0
+
+
+MAX_ORPHAN_PROBES: Final = 4
+"""Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
+count per chat (a supergroup), the copies are the first unknown ids after the floor, but
+for the messages people wrote meanwhile."""
+
+
 @dataclass(eq=False, slots=True)
 class Slot:
     key: Hashable
@@ -165,6 +185,8 @@ class Slot:
     sending: bool = False
     shown: Rendered | None = None  # what Telegram last took for it
     deferred: bool = False  # its next send waited for the chat's budget
+    orphans: Orphans | None = None  # its sends whose answers were lost (they may have landed)
+    sweep: Orphans | None = None  # (a sweep) the copies to find and delete
 
 
 class Sender:
@@ -499,9 +521,13 @@ class Sender:
         previous = slot.message_id
         error: BaseException | None = None
         delivered: Delivered | None = None
+        floor, lost = self.out.floor(slot.chat_id), self.out.lost(slot.chat_id)
         try:
             if content is None:
                 pass  # dropped meanwhile
+            elif slot.sweep is not None:
+                await self._sweep_now(slot, content)
+                delivered = Delivered(slot.sweep.until, new=False)
             elif slot.delete and previous is not None:
                 if (
                     not slot.delete_old
@@ -540,13 +566,71 @@ class Sender:
             self._busy.discard(slot.chat_id)
         if delivered is not None:
             slot.shown = content
+            if delivered.new and content is not None:
+                self._orphaned(slot, delivered.message_id, content)
             self._delivered(slot, delivered, tag, fresh)
         elif error is not None and content is not None:
+            if self.out.lost(slot.chat_id) > lost:  # a send that may have landed
+                self._lost(slot, floor, lost)
             self._failed(slot, content, tag, error)
         if slot.release and slot.content is None and not slot.sending:
             self._drop(slot)
         if not self._closed:
             self._wake.set()
+
+    def _lost(self, slot: Slot, floor: int | None, lost: int) -> None:
+        """The slot's send lost its answer: the copy it may have left is looked for once a
+        send of the slot lands (`_orphaned`). Without a message of its own known in the
+        chat (just after a start) there is no floor to look from: a copy, if any, stays."""
+        if slot.orphans is not None:
+            slot.orphans.count += 1
+        elif floor is not None:
+            slot.orphans = Orphans(floor, lost)
+        else:
+            logger.info("chat %s: a lost send with no known message before it", slot.chat_id)
+
+    def _orphaned(self, slot: Slot, message_id: int, content: Rendered) -> None:
+        """The slot's new message `message_id` landed after sends of it that lost their
+        answers: a sweep looks for the copies between them and deletes them (only where
+        every send into the chat lost since is the slot's own: any other would be a message
+        of the bot's the sweep could not tell from a copy)."""
+        orphans, slot.orphans = slot.orphans, None
+        if orphans is None:
+            return
+        if self.out.lost(slot.chat_id) - orphans.base != orphans.count:
+            logger.info("chat %s: other sends lost their answers too: no sweep", slot.chat_id)
+            return
+        orphans.until = message_id
+        key = ("sweep", slot.chat_id, message_id)
+        sweep = self._slots[key] = Slot(
+            key, slot.chat_id, Priority.PASSIVE, kept=True, release=True, sweep=orphans
+        )
+        sweep.content = Rendered(content.text)  # (a copy's last words if it cannot go)
+        self._want(sweep)
+
+    async def _sweep_now(self, slot: Slot, last_words: Rendered) -> None:
+        """Find the copies a slot's lost sends left (the bot's own messages, not known, after
+        the floor) and delete them: each unknown id is edited to `last_words` first, which
+        only the bot's own messages take. The first call is the one the sender counted."""
+        orphans = slot.sweep
+        assert orphans is not None
+        out, chat_id = self.out, slot.chat_id
+        budgeted = True
+        probes = 0
+        for mid in range(orphans.floor + 1, orphans.until):
+            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
+                break
+            if out.known(chat_id, mid):
+                continue
+            probes += 1
+            mine = await out.claim(chat_id, mid, last_words, budgeted=budgeted)
+            budgeted = False
+            orphans.floor = mid  # (a retry after a timeout goes on from here)
+            if mine:
+                orphans.count -= 1
+                metrics.DUPLICATES_DELETED.inc()
+                logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
+                await out.delete(chat_id, mid)
 
     async def _retire_now(self, slot: Slot, previous: int) -> None:
         """Before a `fresh` send: the message it replaces is deleted (where Telegram lets it,

@@ -1,0 +1,84 @@
+"""No live duplicate after a lost answer: a message the bot sends (a result, a table)
+whose sendMessage landed though its answer was lost is sent again, and the copy that
+landed first is found and deleted, so that the group shows one table and one result."""
+
+from __future__ import annotations
+
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeGroup, FakeMessage
+
+
+def results(h: BotHarness, group: FakeGroup) -> list[FakeMessage]:
+    return [m for m in h.fake.messages(group.id) if "Game over" in m.text]
+
+
+def tables(h: BotHarness, group: FakeGroup) -> list[FakeMessage]:
+    return [m for m in h.fake.messages(group.id) if m.text.startswith("Durak · ")]
+
+
+async def two_players(h: BotHarness, chat_id: int) -> FakeGroup:
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(chat_id, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    return group
+
+
+async def test_a_result_whose_answer_was_lost_is_shown_once(harness: BotHarness) -> None:
+    h = harness
+    group = await two_players(h, -9201)
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    (result,) = results(h, group)
+    assert "Ready for another" in result.button_texts
+    assert len(tables(h, group)) == 1
+
+
+async def test_what_people_wrote_meanwhile_is_left_alone(harness: BotHarness) -> None:
+    """The search for the copy edits only the bot's own messages: a message Bob wrote
+    between the lost send and its second try is neither edited nor deleted."""
+    h = harness
+    group = await two_players(h, -9202)
+    bob = h.users[2]
+    written: list[FakeMessage] = []
+
+    def bob_writes(message: FakeMessage, change: str) -> None:
+        if change == "new" and "Game over" in message.text and not written:
+            update = bob.send(group, "gg")  # right after the copy landed
+            written.append(h.fake.message(group.id, update["message"]["message_id"]))
+
+    h.fake.watch(bob_writes)
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    assert len(results(h, group)) == 1
+    (gg,) = written
+    assert not gg.deleted and gg.text == "gg" and gg.edits == 0
+
+
+async def test_a_table_sent_anew_whose_answer_was_lost_is_shown_once(
+    harness: BotHarness,
+) -> None:
+    """An admin deleted the table: it is sent anew, and that send's answer is lost."""
+    h = harness
+    group = await two_players(h, -9203)
+    (table,) = tables(h, group)
+    h.fake.delete_by_user(group.id, table.message_id)
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    assert len(tables(h, group)) == 1
+    assert len(results(h, group)) == 1
+
+
+async def test_a_hand_whose_answer_was_lost_is_one_message(harness: BotHarness) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9204, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    before = len(h.fake.messages(bob.id))
+    h.fake.timeout_next("sendMessage", bob.id, applied=True)
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    (hand,) = h.fake.messages(bob.id)[before:]
+    assert hand.message_id == h.hand_message(bob).message_id
