@@ -27,6 +27,7 @@ from telegram import Bot
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from bot.delivery.budget import Budgets, Limits
+from bot.ops import metrics
 from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
@@ -95,6 +96,25 @@ class Tap:
     message_id: int | None = None
 
 
+@dataclass(slots=True)
+class Orphans:
+    """New messages whose sends lost their answers: each may have landed, a copy nobody
+    knows the id of, sent again since. They lie after `floor` (the chat's latest message
+    the bot knew before the first of them, `Outbox.floor`) and before the message sent at
+    last (`until`); `base`: the chat's lost sends when the bot learnt of the floor."""
+
+    floor: int
+    base: int
+    count: int = 1
+    until: int = 0
+
+
+MAX_ORPHAN_PROBES: Final = 4
+"""Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
+count per chat (a supergroup), the copies are the first unknown ids after the floor, but
+for the messages people wrote meanwhile."""
+
+
 @dataclass(frozen=True, slots=True)
 class Membership:
     """A user's membership of a chat, as `getChatMember` tells it."""
@@ -136,6 +156,7 @@ class Outbox:
         # answers were lost (the message may have landed): see `Sender`'s orphans.
         self._known: dict[int, deque[int]] = {}
         self._lost: Counter[int] = Counter()
+        self._floor: dict[int, tuple[int, int]] = {}
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
 
@@ -234,15 +255,18 @@ class Outbox:
             known = self._known[chat_id] = deque(maxlen=KNOWN_KEPT)
         if message_id not in known:
             known.append(message_id)
+        floor = self._floor.get(chat_id)
+        if floor is None or message_id > floor[0]:
+            self._floor[chat_id] = (message_id, self._lost[chat_id])
 
     def known(self, chat_id: int, message_id: int) -> bool:
         """Whether the bot knows message `message_id` of the chat as one of its own."""
         return message_id in self._known.get(chat_id, ())
 
-    def floor(self, chat_id: int) -> int | None:
-        """The latest message of its own the bot knows in the chat (None: none)."""
-        known = self._known.get(chat_id)
-        return max(known) if known else None
+    def floor(self, chat_id: int) -> tuple[int, int] | None:
+        """The latest message of its own the bot knows in the chat, and how many sends into
+        the chat had lost their answers when it learnt of it (`lost`); None: none known."""
+        return self._floor.get(chat_id)
 
     def lost(self, chat_id: int) -> int:
         """How many sends into the chat lost their answer (each may have landed)."""
@@ -305,6 +329,35 @@ class Outbox:
         except Forbidden:
             return False
         return True
+
+    async def sweep(
+        self, chat_id: int, orphans: Orphans, last_words: Rendered, *, budgeted: bool = False
+    ) -> None:
+        """Find the copies lost sends left (`orphans`) and delete them: each id after the
+        floor that the bot does not know is edited to `last_words` first, which only the
+        bot's own messages take (someone else's "can't be edited"). Only where every send
+        into the chat that lost its answer since is one of `orphans`: any other would be a
+        message of the bot's that it could not tell from a copy. Raises what may pass (a
+        timeout: tried again, from where it stopped)."""
+        if self.lost(chat_id) - orphans.base != orphans.count:
+            logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
+            return
+        probes = 0
+        for mid in range(orphans.floor + 1, orphans.until):
+            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
+                break
+            if self.known(chat_id, mid):
+                continue
+            probes += 1
+            mine = await self.claim(chat_id, mid, last_words, budgeted=budgeted)
+            budgeted = False
+            orphans.floor = mid
+            if mine:
+                orphans.count -= 1
+                orphans.base += 1
+                metrics.DUPLICATES_DELETED.inc()
+                logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
+                await self.delete(chat_id, mid)
 
     async def close_keyboard(
         self,

@@ -38,7 +38,7 @@ from typing import Any, Final, Protocol
 from telegram.error import RetryAfter, TelegramError
 
 from bot.delivery.budget import Budgets
-from bot.delivery.outbox import Blocked, Outbox, Sent, transient
+from bot.delivery.outbox import Blocked, Orphans, Outbox, Sent, transient
 from bot.ops import metrics
 from bot.render import Rendered
 from bot.telegram.request import NotLeading
@@ -136,26 +136,6 @@ class Delivered:
 
 Done = Callable[[Delivered, Any], None]
 Failed = Callable[[BaseException, Any], None]
-
-
-@dataclass(slots=True)
-class Orphans:
-    """A slot's new messages whose sends lost their answers: each may have landed, a copy
-    nobody knows the id of. They lie after `floor` (the chat's latest message the bot knew
-    before the first of them) and before the message sent at last (`until`); `base`: the
-    chat's lost sends before them (`Outbox.lost`), so that a sweep runs only where every
-    send lost since is the slot's own."""
-
-    floor: int
-    base: int
-    count: int = 1
-    until: int = 0
-
-
-MAX_ORPHAN_PROBES: Final = 4
-"""Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
-count per chat (a supergroup), the copies are the first unknown ids after the floor, but
-for the messages people wrote meanwhile."""
 
 
 @dataclass(eq=False, slots=True)
@@ -525,8 +505,8 @@ class Sender:
         try:
             if content is None:
                 pass  # dropped meanwhile
-            elif slot.sweep is not None:
-                await self._sweep_now(slot, content)
+            elif slot.sweep is not None:  # (the first call is the one the sender counted)
+                await self.out.sweep(slot.chat_id, slot.sweep, content, budgeted=True)
                 delivered = Delivered(slot.sweep.until, new=False)
             elif slot.delete and previous is not None:
                 if (
@@ -571,34 +551,30 @@ class Sender:
             self._delivered(slot, delivered, tag, fresh)
         elif error is not None and content is not None:
             if self.out.lost(slot.chat_id) > lost:  # a send that may have landed
-                self._lost(slot, floor, lost)
+                self._lost(slot, floor)
             self._failed(slot, content, tag, error)
         if slot.release and slot.content is None and not slot.sending:
             self._drop(slot)
         if not self._closed:
             self._wake.set()
 
-    def _lost(self, slot: Slot, floor: int | None, lost: int) -> None:
+    def _lost(self, slot: Slot, floor: tuple[int, int] | None) -> None:
         """The slot's send lost its answer: the copy it may have left is looked for once a
         send of the slot lands (`_orphaned`). Without a message of its own known in the
         chat (just after a start) there is no floor to look from: a copy, if any, stays."""
         if slot.orphans is not None:
             slot.orphans.count += 1
         elif floor is not None:
-            slot.orphans = Orphans(floor, lost)
+            slot.orphans = Orphans(*floor)
         else:
             logger.info("chat %s: a lost send with no known message before it", slot.chat_id)
 
     def _orphaned(self, slot: Slot, message_id: int, content: Rendered) -> None:
         """The slot's new message `message_id` landed after sends of it that lost their
-        answers: a sweep looks for the copies between them and deletes them (only where
-        every send into the chat lost since is the slot's own: any other would be a message
-        of the bot's the sweep could not tell from a copy)."""
+        answers: a sweep looks for the copies between them and deletes them
+        (`Outbox.sweep`)."""
         orphans, slot.orphans = slot.orphans, None
         if orphans is None:
-            return
-        if self.out.lost(slot.chat_id) - orphans.base != orphans.count:
-            logger.info("chat %s: other sends lost their answers too: no sweep", slot.chat_id)
             return
         orphans.until = message_id
         key = ("sweep", slot.chat_id, message_id)
@@ -607,30 +583,6 @@ class Sender:
         )
         sweep.content = Rendered(content.text)  # (a copy's last words if it cannot go)
         self._want(sweep)
-
-    async def _sweep_now(self, slot: Slot, last_words: Rendered) -> None:
-        """Find the copies a slot's lost sends left (the bot's own messages, not known, after
-        the floor) and delete them: each unknown id is edited to `last_words` first, which
-        only the bot's own messages take. The first call is the one the sender counted."""
-        orphans = slot.sweep
-        assert orphans is not None
-        out, chat_id = self.out, slot.chat_id
-        budgeted = True
-        probes = 0
-        for mid in range(orphans.floor + 1, orphans.until):
-            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
-                break
-            if out.known(chat_id, mid):
-                continue
-            probes += 1
-            mine = await out.claim(chat_id, mid, last_words, budgeted=budgeted)
-            budgeted = False
-            orphans.floor = mid  # (a retry after a timeout goes on from here)
-            if mine:
-                orphans.count -= 1
-                metrics.DUPLICATES_DELETED.inc()
-                logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
-                await out.delete(chat_id, mid)
 
     async def _retire_now(self, slot: Slot, previous: int) -> None:
         """Before a `fresh` send: the message it replaces is deleted (where Telegram lets it,

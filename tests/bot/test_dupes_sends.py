@@ -82,3 +82,21 @@ async def test_a_hand_whose_answer_was_lost_is_one_message(harness: BotHarness) 
     await h.send(alice.tap(h.lobby_message(group), "Start"))
     (hand,) = h.fake.messages(bob.id)[before:]
     assert hand.message_id == h.hand_message(bob).message_id
+
+
+async def test_another_message_whose_answer_was_lost_is_never_taken_for_a_copy(
+    harness: BotHarness,
+) -> None:
+    """The rules' answer landed with its answer lost, then the result's: the bot cannot
+    tell which unknown message of its own is a copy of the result, so it deletes none."""
+    h = harness
+    group = await two_players(h, -9205)
+    alice = h.users[1]
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/rules"))
+    (rules,) = [m for m in h.fake.messages(group.id) if "Rules" in m.text[:40]]
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    assert not h.fake.message(group.id, rules.message_id).deleted
+    assert h.fake.message(group.id, rules.message_id).edits == 0
