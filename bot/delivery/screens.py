@@ -245,6 +245,12 @@ class Screens:
             on_done=done,
         )
 
+    def lobby_lost(self, record: GameRecord, floor: tuple[int, int] | None) -> None:
+        """The lobby's opening lost its answer (`floor`: `Outbox.floor` before it): if it
+        landed, that copy is deleted once the lobby is sent anew."""
+        assert record.id is not None
+        self.sender.lost(lobby_key(record.id), record.chat_id, floor)
+
     def adopt_lobby(self, record: GameRecord) -> None:
         """The lobby's message id was learnt from a tap on it (its send's answer was lost):
         what the lobby still waits to show edits that message, not a new one."""
@@ -252,6 +258,7 @@ class Screens:
         slot = self.sender.slot(lobby_key(record.id))
         if slot is not None and slot.message_id is None and not slot.sending:
             slot.message_id = record.lobby.message_id
+            slot.orphans = None  # (the copy a lost send left is this message)
 
     def _new_lobby(self, record: GameRecord, delivered: Delivered) -> bool:
         """A lobby message was sent anew: it is the lobby's from now on, and the one the

@@ -246,6 +246,15 @@ class Sender:
         self._want(slot)
         return slot
 
+    def lost(self, key: Hashable, chat_id: int, floor: tuple[int, int] | None) -> None:
+        """The first send of slot `key` was made elsewhere and lost its answer (`floor`:
+        `Outbox.floor` before it): the copy it may have left is deleted once the slot's
+        message is sent anew."""
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = Slot(key, chat_id, Priority.ONCE)
+        self._lost(slot, floor)
+
     def once(
         self,
         chat_id: int,

@@ -61,7 +61,7 @@ class Lobbies(Room):
                 text = render.Rendered(self.kit.t(record.language, key))
                 await self.out.send(chat_id, text, reply_to=anchor)
                 return
-            record = await self._open(chat_id, chat_title, person)
+            record = await self._open(chat_id, chat_title, person, after=message_id)
             if self.opened is not None:
                 await self.opened(record)
 
@@ -73,10 +73,12 @@ class Lobbies(Room):
         asked: Mapping[str, str] | None = None,
         *,
         fill: Callable[[GameRecord], None] | None = None,
+        after: int | None = None,
     ) -> GameRecord:
         """A new lobby, its opener seated (if the bot may write to them); `asked`: the
         people invited by name (player id: name), not seated until they tap Join; `fill`:
-        whatever else the new record holds, stored with it."""
+        whatever else the new record holds, stored with it; `after`: the message that
+        asked for it (/newgame)."""
         kit = self.kit
         player = await kit.note_player(person)
         async with kit.db.transaction() as tx:
@@ -113,6 +115,7 @@ class Lobbies(Room):
         if fill is not None:
             fill(record)
         record = await self.store.create(record)
+        floor, lost = self._floor(chat_id, after), self.out.lost(chat_id)
         try:
             # The lobby's opening is one of the few group messages that notify.
             opening = replace(self._render(record), notify=True)
@@ -124,11 +127,26 @@ class Lobbies(Room):
             record.deadline = None
             await self.store.save(record)
             raise
+        except SendError:
+            if self.out.lost(chat_id) > lost:  # it may have landed: no second lobby
+                self.screens.lobby_lost(record, floor)
+            raise
         # A timeout or network error may have delivered the message all the same: the lobby
-        # stays, its first change sends it anew (`refresh`), and so does /newgame. Its id,
-        # if it cannot be stored now, is kept in memory (never a reason to send it again).
+        # stays, its first change sends it anew (`refresh`), and so does /newgame, and the
+        # copy that landed is deleted then (or is the lobby, if a tap on it comes first).
+        # Its id, if it cannot be stored now, is kept in memory (never a reason to send it
+        # again).
         await self.store.save_quietly(record)
         return record
+
+    def _floor(self, chat_id: int, after: int | None) -> tuple[int, int] | None:
+        """Where a lost lobby's copy would lie: after the bot's latest message it knows in
+        the chat, or the message that asked for the lobby (`after`: /newgame), whichever is
+        later (`Outbox.floor`; every send lost since the former counts against a sweep)."""
+        floor = self.out.floor(chat_id)
+        if after is None or (floor is not None and floor[0] >= after):
+            return floor
+        return (after, floor[1] if floor is not None else 0)
 
     def _render(
         self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False

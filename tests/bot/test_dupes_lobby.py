@@ -38,13 +38,33 @@ async def test_a_lobby_whose_answer_was_lost_is_the_lobby_its_taps_reach(
     assert len(h.fake.messages(group.id)) == 1  # the bot's one message: the lobby
 
 
+async def test_a_lobby_sent_anew_after_its_answer_was_lost_is_one_message(
+    harness: BotHarness,
+) -> None:
+    """/newgame again: the lobby is sent anew, and the copy that landed is deleted."""
+    h = harness
+    alice = h.user(1, "Alice")
+    group = h.fake.group(-9105, "Club", admins={alice})
+    await h.send(alice.start_private())
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    (old,) = lobbies(h, group)
+    await h.send(alice.send(group, "/newgame"))
+    (lobby,) = lobbies(h, group)
+    assert lobby.message_id != old.message_id
+    assert lobby.message_id == h.rooms.store.live(group.id).lobby.message_id
+    assert h.fake.message(group.id, old.message_id).deleted
+
+
 async def lost_lobby(h: BotHarness, group: FakeGroup) -> FakeMessage:
-    """Alice's /newgame whose lobby landed with its answer lost, then her /newgame again,
-    which sent the lobby anew: two lobby messages; the older one."""
+    """Alice's /newgame whose lobby landed with its answer lost, the bot restarted (what
+    it knew of that send is gone), then her /newgame again, which sent the lobby anew: two
+    lobby messages; the older one."""
     alice = h.users[1]
     h.fake.timeout_next("sendMessage", group.id, applied=True)
     await h.send(alice.send(group, "/newgame"))
     old = lobbies(h, group)[0]
+    await h.restart()
     await h.send(alice.send(group, "/newgame"))
     assert len(lobbies(h, group)) == 2
     return old
