@@ -276,11 +276,16 @@ class Screens:
         return _set_lobby(record, mid)
 
     def retire(
-        self, chat_id: int, message_id: int, last_words: render.Rendered, *, delete: bool = True
+        self,
+        chat_id: int,
+        message_id: int,
+        last_words: render.Rendered | None,
+        *,
+        delete: bool = True,
     ) -> None:
-        """A duplicate of a message the group has (a lobby sent twice, one left from an
-        older state): deleted (`delete`, where Telegram lets it), else edited to
-        `last_words` without buttons."""
+        """A duplicate of a message the group has (a lobby or a result sent twice, one left
+        from an older state): deleted (`delete`, where Telegram lets it), else edited to
+        `last_words` without buttons (None: left as it is)."""
         self.sender.retire(chat_id, message_id, last_words, delete=delete)
 
     def lobby_to_table(self, record: GameRecord) -> int | None:

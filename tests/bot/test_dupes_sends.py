@@ -4,6 +4,9 @@ landed first is found and deleted, so that the group shows one table and one res
 
 from __future__ import annotations
 
+import pytest
+
+from bot.delivery.screens import Screens
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeMessage
 
@@ -100,3 +103,29 @@ async def test_another_message_whose_answer_was_lost_is_never_taken_for_a_copy(
     await h.settle()
     assert not h.fake.message(group.id, rules.message_id).deleted
     assert h.fake.message(group.id, rules.message_id).edits == 0
+
+
+async def test_a_result_posted_again_after_a_crash_goes_at_a_tap_on_either(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result landed and the bot died before it stored so: the next start posts it
+    again (it cannot tell). A tap on the older one's "Ready for another" works as on the
+    other and deletes the older one: one result left."""
+    h = harness
+    group = await two_players(h, -9206)
+    alice = h.users[1]
+
+    async def dies_first(self: Screens, game_id: int, message_id: int) -> None:
+        return None
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Screens, "_result_posted", dies_first)
+        await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+        await h.settle()
+    await h.restart()
+    await h.settle()
+    old, new = results(h, group)
+    tap = alice.tap(old, "Ready for another")
+    await h.send(tap)
+    assert results(h, group) == [new]
+    assert h.rooms.store.live(group.id).status == "lobby"
