@@ -19,8 +19,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import Counter, OrderedDict, deque
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from telegram import Bot
@@ -44,7 +44,8 @@ NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
-KNOWN_KEPT: Final = 64  # message ids of its own the bot remembers per chat (the latest)
+KNOWN_KEPT: Final = 16  # message ids of its own the bot remembers per chat (the latest)
+CHATS_KEPT: Final = 4096  # chats whose own messages it remembers (the latest used)
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
@@ -107,6 +108,17 @@ class Orphans:
     base: int
     count: int = 1
     until: int = 0
+    chat: _Chat | None = None  # what the outbox knew of the chat then (forgotten: no sweep)
+
+
+@dataclass(slots=True)
+class _Chat:
+    """What the outbox knows of its own messages in one chat: the latest ids, the sends
+    that lost their answers, and the latest message with that count when it was learnt."""
+
+    ids: deque[int] = field(default_factory=lambda: deque(maxlen=KNOWN_KEPT))
+    lost: int = 0
+    floor: tuple[int, int] | None = None
 
 
 MAX_ORPHAN_PROBES: Final = 4
@@ -152,11 +164,9 @@ class Outbox:
         self.budgets = budgets or Budgets(Limits())
         self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
-        # Per chat: the latest ids of the bot's own messages it knows, and how many sends'
-        # answers were lost (the message may have landed): see `Sender`'s orphans.
-        self._known: dict[int, deque[int]] = {}
-        self._lost: Counter[int] = Counter()
-        self._floor: dict[int, tuple[int, int]] = {}
+        # Per chat: the bot's own messages it knows, and its sends that lost their answers
+        # (see `Orphans`); for the chats used last.
+        self._chats: OrderedDict[int, _Chat] = OrderedDict()
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
 
@@ -242,35 +252,49 @@ class Outbox:
             raise Blocked(str(exc)) from exc
         except TelegramError as exc:
             if maybe_landed(exc):
-                self._lost[chat_id] += 1
+                self._chat(chat_id).lost += 1
             raise
         message_id = int(result["message_id"])
         self.note(chat_id, message_id)
         return message_id
 
+    def _chat(self, chat_id: int) -> _Chat:
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            chat = self._chats[chat_id] = _Chat()
+            if len(self._chats) > CHATS_KEPT:
+                self._chats.popitem(last=False)  # (its orphans, if any, are not looked for)
+        else:
+            self._chats.move_to_end(chat_id)
+        return chat
+
     def note(self, chat_id: int, message_id: int) -> None:
         """Message `message_id` of the chat is the bot's, and known."""
-        known = self._known.get(chat_id)
-        if known is None:
-            known = self._known[chat_id] = deque(maxlen=KNOWN_KEPT)
-        if message_id not in known:
-            known.append(message_id)
-        floor = self._floor.get(chat_id)
-        if floor is None or message_id > floor[0]:
-            self._floor[chat_id] = (message_id, self._lost[chat_id])
+        chat = self._chat(chat_id)
+        if message_id not in chat.ids:
+            chat.ids.append(message_id)
+        if chat.floor is None or message_id > chat.floor[0]:
+            chat.floor = (message_id, chat.lost)
 
     def known(self, chat_id: int, message_id: int) -> bool:
         """Whether the bot knows message `message_id` of the chat as one of its own."""
-        return message_id in self._known.get(chat_id, ())
+        chat = self._chats.get(chat_id)
+        return chat is not None and message_id in chat.ids
 
-    def floor(self, chat_id: int) -> tuple[int, int] | None:
-        """The latest message of its own the bot knows in the chat, and how many sends into
-        the chat had lost their answers when it learnt of it (`lost`); None: none known."""
-        return self._floor.get(chat_id)
+    def floor(self, chat_id: int, after: int | None = None) -> Orphans | None:
+        """Where the copy of a send about to be made would lie, should its answer be lost:
+        after the latest message of its own the bot knows in the chat, or after message
+        `after` (one that asked for it) if that is later. None: neither is known."""
+        chat = self._chat(chat_id)
+        if chat.floor is None:
+            return None if after is None else Orphans(after, 0, chat=chat)
+        floor, base = chat.floor
+        return Orphans(max(floor, after or 0), base, chat=chat)
 
     def lost(self, chat_id: int) -> int:
         """How many sends into the chat lost their answer (each may have landed)."""
-        return self._lost[chat_id]
+        chat = self._chats.get(chat_id)
+        return chat.lost if chat is not None else 0
 
     async def _edit(
         self,
@@ -339,7 +363,10 @@ class Outbox:
         into the chat that lost its answer since is one of `orphans`: any other would be a
         message of the bot's that it could not tell from a copy. Raises what may pass (a
         timeout: tried again, from where it stopped)."""
-        if self.lost(chat_id) - orphans.base != orphans.count:
+        chat = self._chats.get(chat_id)
+        if chat is None or chat is not orphans.chat:
+            return  # (forgotten meanwhile: what it knew is not known)
+        if chat.lost - orphans.base != orphans.count:
             logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
             return
         probes = 0

@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import render
-from bot.delivery.outbox import Blocked
+from bot.delivery.outbox import Blocked, Orphans
 from bot.delivery.sender import Delivered, Priority, Sender
 from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
@@ -245,7 +245,7 @@ class Screens:
             on_done=done,
         )
 
-    def lobby_lost(self, record: GameRecord, floor: tuple[int, int] | None) -> None:
+    def lobby_lost(self, record: GameRecord, floor: Orphans | None) -> None:
         """The lobby's opening lost its answer (`floor`: `Outbox.floor` before it): if it
         landed, that copy is deleted once the lobby is sent anew."""
         assert record.id is not None

@@ -246,7 +246,7 @@ class Sender:
         self._want(slot)
         return slot
 
-    def lost(self, key: Hashable, chat_id: int, floor: tuple[int, int] | None) -> None:
+    def lost(self, key: Hashable, chat_id: int, floor: Orphans | None) -> None:
         """The first send of slot `key` was made elsewhere and lost its answer (`floor`:
         `Outbox.floor` before it): the copy it may have left is deleted once the slot's
         message is sent anew."""
@@ -567,14 +567,14 @@ class Sender:
         if not self._closed:
             self._wake.set()
 
-    def _lost(self, slot: Slot, floor: tuple[int, int] | None) -> None:
+    def _lost(self, slot: Slot, floor: Orphans | None) -> None:
         """The slot's send lost its answer: the copy it may have left is looked for once a
         send of the slot lands (`_orphaned`). Without a message of its own known in the
         chat (just after a start) there is no floor to look from: a copy, if any, stays."""
         if slot.orphans is not None:
             slot.orphans.count += 1
         elif floor is not None:
-            slot.orphans = Orphans(*floor)
+            slot.orphans = floor
         else:
             logger.info("chat %s: a lost send with no known message before it", slot.chat_id)
 

@@ -115,7 +115,7 @@ class Lobbies(Room):
         if fill is not None:
             fill(record)
         record = await self.store.create(record)
-        floor, lost = self._floor(chat_id, after), self.out.lost(chat_id)
+        floor, lost = self.out.floor(chat_id, after), self.out.lost(chat_id)
         try:
             # The lobby's opening is one of the few group messages that notify.
             opening = replace(self._render(record), notify=True)
@@ -138,15 +138,6 @@ class Lobbies(Room):
         # again).
         await self.store.save_quietly(record)
         return record
-
-    def _floor(self, chat_id: int, after: int | None) -> tuple[int, int] | None:
-        """Where a lost lobby's copy would lie: after the bot's latest message it knows in
-        the chat, or the message that asked for the lobby (`after`: /newgame), whichever is
-        later (`Outbox.floor`; every send lost since the former counts against a sweep)."""
-        floor = self.out.floor(chat_id)
-        if after is None or (floor is not None and floor[0] >= after):
-            return floor
-        return (after, floor[1] if floor is not None else 0)
 
     def _render(
         self, record: GameRecord, closed: str | None = None, *, pick_level: bool = False
