@@ -32,7 +32,7 @@ from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Hashable
 
     from bot.delivery.sender import Timing
 
@@ -46,6 +46,7 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
 KNOWN_KEPT: Final = 16  # message ids of its own the bot remembers per chat (the latest)
 CHATS_KEPT: Final = 4096  # chats whose own messages it remembers (the latest used)
+PENDING_KEPT: Final = 8  # lost sends per chat whose copies wait to be looked for
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
@@ -119,6 +120,7 @@ class _Chat:
     ids: deque[int] = field(default_factory=lambda: deque(maxlen=KNOWN_KEPT))
     lost: int = 0
     floor: tuple[int, int] | None = None
+    pending: dict[Hashable, Orphans] = field(default_factory=dict)  # lost sends, by key
 
 
 MAX_ORPHAN_PROBES: Final = 4
@@ -236,9 +238,17 @@ class Outbox:
         reply_to: int | None = None,
         patient: bool = True,
         budgeted: bool = False,
+        key: Hashable | None = None,
+        after: int | None = None,
     ) -> int:
         """Send a message; its id. Raises `Blocked` on 403; other Telegram errors propagate
-        (a 429 after waiting once, see `_call`)."""
+        (a 429 after waiting once, see `_call`).
+
+        A send that lost its answer may have landed all the same: the copy it may have left
+        is deleted once a later send of the same `key` (by default: the same text and
+        buttons, replying to the same message: a caller's retry) lands (`sweep`). `after`:
+        the message that asked for this one (/newgame), where the copy would lie if the bot
+        knows none of its own in the chat yet."""
         data = _message(chat_id, rendered)
         if chat_id < 0 and not rendered.notify:  # a quiet group: see `Rendered.notify`
             data["disable_notification"] = True
@@ -246,16 +256,19 @@ class Outbox:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}
             )
+        copy = key if key is not None else (rendered.text, data["reply_markup"], reply_to)
+        floor = self.floor(chat_id, after)
         try:
             result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
         except Forbidden as exc:
             raise Blocked(str(exc)) from exc
         except TelegramError as exc:
             if maybe_landed(exc):
-                self._chat(chat_id).lost += 1
+                self._lost_send(chat_id, copy, floor)
             raise
         message_id = int(result["message_id"])
         self.note(chat_id, message_id)
+        await self._sweep_after(chat_id, copy, message_id, Rendered(rendered.text))
         return message_id
 
     def _chat(self, chat_id: int) -> _Chat:
@@ -263,10 +276,47 @@ class Outbox:
         if chat is None:
             chat = self._chats[chat_id] = _Chat()
             if len(self._chats) > CHATS_KEPT:
-                self._chats.popitem(last=False)  # (its orphans, if any, are not looked for)
+                self._chats.popitem(last=False)  # (its copies, if any, are not looked for)
         else:
             self._chats.move_to_end(chat_id)
         return chat
+
+    def _lost_send(self, chat_id: int, copy: Hashable, floor: Orphans | None) -> None:
+        """A send into the chat lost its answer: counted, and remembered under `copy` (with
+        where its copy would lie) until a send of the same lands."""
+        chat = self._chat(chat_id)
+        chat.lost += 1
+        orphans = chat.pending.get(copy)
+        if orphans is not None:
+            orphans.count += 1
+        elif floor is not None:
+            chat.pending[copy] = floor
+            if len(chat.pending) > PENDING_KEPT:
+                del chat.pending[next(iter(chat.pending))]
+        else:  # (just after a start, in a chat it has not written to)
+            logger.info("chat %s: a lost send with no message known before it", chat_id)
+
+    async def _sweep_after(
+        self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
+    ) -> None:
+        """A send landed: the copies that earlier sends of the same left are deleted."""
+        chat = self._chats.get(chat_id)
+        orphans = chat.pending.pop(copy, None) if chat is not None else None
+        if orphans is None:
+            return
+        orphans.until = message_id
+        try:
+            await self.sweep(chat_id, orphans, last_words)
+        except TelegramError as exc:
+            logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+
+    def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
+        """Message `message_id`, sent with `key` while its answer was lost, is known now
+        (a tap on it): it is no copy, and nothing is looked for."""
+        self.note(chat_id, message_id)
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.pending.pop(key, None)
 
     def note(self, chat_id: int, message_id: int) -> None:
         """Message `message_id` of the chat is the bot's, and known."""
@@ -317,8 +367,10 @@ class Outbox:
         *,
         patient: bool = True,
         budgeted: bool = False,
+        key: Hashable | None = None,
     ) -> Sent:
-        """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone.
+        """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone
+        (`key`: see `send`).
 
         Raises `Blocked` on 403.
         """
@@ -337,7 +389,8 @@ class Outbox:
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
                 budgeted = False  # (the edit used what the sender counted)
         return Sent(
-            await self.send(chat_id, rendered, patient=patient, budgeted=budgeted), new=True
+            await self.send(chat_id, rendered, patient=patient, budgeted=budgeted, key=key),
+            new=True,
         )
 
     async def claim(
@@ -362,7 +415,7 @@ class Outbox:
         bot's own messages take (someone else's "can't be edited"). Only where every send
         into the chat that lost its answer since is one of `orphans`: any other would be a
         message of the bot's that it could not tell from a copy. Raises what may pass (a
-        timeout: tried again, from where it stopped)."""
+        timeout: the copies not found yet stay)."""
         chat = self._chats.get(chat_id)
         if chat is None or chat is not orphans.chat:
             return  # (forgotten meanwhile: what it knew is not known)

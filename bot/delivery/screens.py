@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import render
-from bot.delivery.outbox import Blocked, Orphans
+from bot.delivery.outbox import Blocked
 from bot.delivery.sender import Delivered, Priority, Sender
 from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
@@ -245,20 +245,17 @@ class Screens:
             on_done=done,
         )
 
-    def lobby_lost(self, record: GameRecord, floor: Orphans | None) -> None:
-        """The lobby's opening lost its answer (`floor`: `Outbox.floor` before it): if it
-        landed, that copy is deleted once the lobby is sent anew."""
-        assert record.id is not None
-        self.sender.lost(lobby_key(record.id), record.chat_id, floor)
-
     def adopt_lobby(self, record: GameRecord) -> None:
         """The lobby's message id was learnt from a tap on it (its send's answer was lost):
         what the lobby still waits to show edits that message, not a new one."""
         assert record.id is not None
-        slot = self.sender.slot(lobby_key(record.id))
+        key, message_id = lobby_key(record.id), record.lobby.message_id
+        if message_id is None:
+            return
+        self.out.found(record.chat_id, message_id, key)  # (no copy: the lobby)
+        slot = self.sender.slot(key)
         if slot is not None and slot.message_id is None and not slot.sending:
-            slot.message_id = record.lobby.message_id
-            slot.orphans = None  # (the copy a lost send left is this message)
+            slot.message_id = message_id
 
     def _new_lobby(self, record: GameRecord, delivered: Delivered) -> bool:
         """A lobby message was sent anew: it is the lobby's from now on, and the one the

@@ -38,7 +38,7 @@ from typing import Any, Final, Protocol
 from telegram.error import RetryAfter, TelegramError
 
 from bot.delivery.budget import Budgets
-from bot.delivery.outbox import Blocked, Orphans, Outbox, Sent, transient
+from bot.delivery.outbox import Blocked, Outbox, Sent, transient
 from bot.ops import metrics
 from bot.render import Rendered
 from bot.telegram.request import NotLeading
@@ -165,8 +165,6 @@ class Slot:
     sending: bool = False
     shown: Rendered | None = None  # what Telegram last took for it
     deferred: bool = False  # its next send waited for the chat's budget
-    orphans: Orphans | None = None  # its sends whose answers were lost (they may have landed)
-    sweep: Orphans | None = None  # (a sweep) the copies to find and delete
 
 
 class Sender:
@@ -245,15 +243,6 @@ class Sender:
         slot.not_before = -math.inf
         self._want(slot)
         return slot
-
-    def lost(self, key: Hashable, chat_id: int, floor: Orphans | None) -> None:
-        """The first send of slot `key` was made elsewhere and lost its answer (`floor`:
-        `Outbox.floor` before it): the copy it may have left is deleted once the slot's
-        message is sent anew."""
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = self._slots[key] = Slot(key, chat_id, Priority.ONCE)
-        self._lost(slot, floor)
 
     def once(
         self,
@@ -510,13 +499,9 @@ class Sender:
         previous = slot.message_id
         error: BaseException | None = None
         delivered: Delivered | None = None
-        floor, lost = self.out.floor(slot.chat_id), self.out.lost(slot.chat_id)
         try:
             if content is None:
                 pass  # dropped meanwhile
-            elif slot.sweep is not None:  # (the first call is the one the sender counted)
-                await self.out.sweep(slot.chat_id, slot.sweep, content, budgeted=True)
-                delivered = Delivered(slot.sweep.until, new=False)
             elif slot.delete and previous is not None:
                 if (
                     not slot.delete_old
@@ -537,11 +522,12 @@ class Sender:
                     reply_to=slot.reply_to,
                     patient=False,
                     budgeted=not retired,
+                    key=slot.key,  # (a copy an earlier send of it left is deleted)
                 )
                 delivered = Delivered(mid, new=True, previous=previous)
             else:
                 sent: Sent = await self.out.show(
-                    slot.chat_id, previous, content, patient=False, budgeted=True
+                    slot.chat_id, previous, content, patient=False, budgeted=True, key=slot.key
                 )
                 # (new: the message was gone, and this one replaces it)
                 delivered = Delivered(sent.message_id, new=sent.new, previous=previous)
@@ -555,43 +541,13 @@ class Sender:
             self._busy.discard(slot.chat_id)
         if delivered is not None:
             slot.shown = content
-            if delivered.new and content is not None:
-                self._orphaned(slot, delivered.message_id, content)
             self._delivered(slot, delivered, tag, fresh)
         elif error is not None and content is not None:
-            if self.out.lost(slot.chat_id) > lost:  # a send that may have landed
-                self._lost(slot, floor)
             self._failed(slot, content, tag, error)
         if slot.release and slot.content is None and not slot.sending:
             self._drop(slot)
         if not self._closed:
             self._wake.set()
-
-    def _lost(self, slot: Slot, floor: Orphans | None) -> None:
-        """The slot's send lost its answer: the copy it may have left is looked for once a
-        send of the slot lands (`_orphaned`). Without a message of its own known in the
-        chat (just after a start) there is no floor to look from: a copy, if any, stays."""
-        if slot.orphans is not None:
-            slot.orphans.count += 1
-        elif floor is not None:
-            slot.orphans = floor
-        else:
-            logger.info("chat %s: a lost send with no known message before it", slot.chat_id)
-
-    def _orphaned(self, slot: Slot, message_id: int, content: Rendered) -> None:
-        """The slot's new message `message_id` landed after sends of it that lost their
-        answers: a sweep looks for the copies between them and deletes them
-        (`Outbox.sweep`)."""
-        orphans, slot.orphans = slot.orphans, None
-        if orphans is None:
-            return
-        orphans.until = message_id
-        key = ("sweep", slot.chat_id, message_id)
-        sweep = self._slots[key] = Slot(
-            key, slot.chat_id, Priority.PASSIVE, kept=True, release=True, sweep=orphans
-        )
-        sweep.content = Rendered(content.text)  # (a copy's last words if it cannot go)
-        self._want(sweep)
 
     async def _retire_now(self, slot: Slot, previous: int) -> None:
         """Before a `fresh` send: the message it replaces is deleted (where Telegram lets it,

@@ -20,6 +20,7 @@ from typing import Literal
 from bot import render
 from bot.callbacks import LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap
+from bot.delivery.screens import lobby_key
 from bot.kit import Person, title
 from bot.ops import games
 from bot.play.computers import Computers
@@ -115,11 +116,13 @@ class Lobbies(Room):
         if fill is not None:
             fill(record)
         record = await self.store.create(record)
-        floor, lost = self.out.floor(chat_id, after), self.out.lost(chat_id)
+        assert record.id is not None
         try:
             # The lobby's opening is one of the few group messages that notify.
             opening = replace(self._render(record), notify=True)
-            record.lobby.message_id = await self.out.send(chat_id, opening)
+            record.lobby.message_id = await self.out.send(
+                chat_id, opening, key=lobby_key(record.id), after=after
+            )
         except (Blocked, Refused):
             # Telegram refused it: nobody can see or join this lobby. Close it, so that the
             # next /newgame opens a fresh one instead of pointing at nothing.
@@ -127,13 +130,10 @@ class Lobbies(Room):
             record.deadline = None
             await self.store.save(record)
             raise
-        except SendError:
-            if self.out.lost(chat_id) > lost:  # it may have landed: no second lobby
-                self.screens.lobby_lost(record, floor)
-            raise
         # A timeout or network error may have delivered the message all the same: the lobby
         # stays, its first change sends it anew (`refresh`), and so does /newgame, and the
-        # copy that landed is deleted then (or is the lobby, if a tap on it comes first).
+        # copy that landed is deleted then (`Outbox.send`'s key), or is the lobby if a tap
+        # on it comes first.
         # Its id, if it cannot be stored now, is kept in memory (never a reason to send it
         # again).
         await self.store.save_quietly(record)

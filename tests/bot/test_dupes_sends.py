@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.delivery import SendError
 from bot.delivery.screens import Screens
+from bot.render import Rendered
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeMessage
 
@@ -38,24 +40,18 @@ async def test_a_result_whose_answer_was_lost_is_shown_once(harness: BotHarness)
 
 
 async def test_what_people_wrote_meanwhile_is_left_alone(harness: BotHarness) -> None:
-    """The search for the copy edits only the bot's own messages: a message Bob wrote
-    between the lost send and its second try is neither edited nor deleted."""
+    """The search for the copy edits only the bot's own messages: what Bob wrote between
+    the last message the bot knew and the lost send is neither edited nor deleted."""
     h = harness
     group = await two_players(h, -9202)
     bob = h.users[2]
-    written: list[FakeMessage] = []
-
-    def bob_writes(message: FakeMessage, change: str) -> None:
-        if change == "new" and "Game over" in message.text and not written:
-            update = bob.send(group, "gg")  # right after the copy landed
-            written.append(h.fake.message(group.id, update["message"]["message_id"]))
-
-    h.fake.watch(bob_writes)
+    update = bob.send(group, "gg")
+    await h.send(update)
+    gg = h.fake.message(group.id, update["message"]["message_id"])
     h.fake.timeout_next("sendMessage", group.id, applied=True)
     await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
     await h.settle()
     assert len(results(h, group)) == 1
-    (gg,) = written
     assert not gg.deleted and gg.text == "gg" and gg.edits == 0
 
 
@@ -129,3 +125,20 @@ async def test_a_result_posted_again_after_a_crash_goes_at_a_tap_on_either(
     await h.send(tap)
     assert results(h, group) == [new]
     assert h.rooms.store.live(group.id).status == "lobby"
+
+
+async def test_a_reply_sent_again_after_a_lost_answer_is_one_message(
+    harness: BotHarness,
+) -> None:
+    """Whoever sends a message again after its answer was lost (the same text, buttons and
+    reply) leaves one message: the outbox deletes the copy that landed."""
+    h = harness
+    group = await two_players(h, -9207)
+    out = h.rooms.kit.out
+    text = Rendered("The answer.")
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    with pytest.raises(SendError):
+        await out.send(group.id, text, reply_to=1)
+    second = await out.send(group.id, text, reply_to=1)
+    answers = [m for m in h.fake.messages(group.id) if m.text == text.text]
+    assert [m.message_id for m in answers] == [second]
