@@ -393,29 +393,17 @@ class Outbox:
             new=True,
         )
 
-    async def claim(
-        self, chat_id: int, message_id: int, rendered: Rendered, *, budgeted: bool = False
-    ) -> bool:
-        """Edit message `message_id` to `rendered` if it is the bot's: whether it is (a
-        message of someone else's "can't be edited", one that is not there is "not found").
-        Raises what may pass (a timeout, a 429)."""
-        try:
-            await self._edit(chat_id, message_id, rendered, patient=False, budgeted=budgeted)
-        except BadRequest as exc:
-            return NOT_MODIFIED in exc.message.lower()
-        except Forbidden:
-            return False
-        return True
-
     async def sweep(
         self, chat_id: int, orphans: Orphans, last_words: Rendered, *, budgeted: bool = False
     ) -> None:
         """Find the copies lost sends left (`orphans`) and delete them: each id after the
         floor that the bot does not know is edited to `last_words` first, which only the
-        bot's own messages take (someone else's "can't be edited"). Only where every send
-        into the chat that lost its answer since is one of `orphans`: any other would be a
-        message of the bot's that it could not tell from a copy. Raises what may pass (a
-        timeout: the copies not found yet stay)."""
+        bot's own messages take (someone else's "can't be edited"); an id the chat does not
+        have ends the search (there ids count per account, not per chat: the copy cannot
+        be told among other chats' messages). Only where every send into the chat that lost
+        its answer since is one of `orphans`: any other would be a message of the bot's
+        that it could not tell from a copy. Raises what may pass (a timeout: the copies not
+        found yet stay)."""
         chat = self._chats.get(chat_id)
         if chat is None or chat is not orphans.chat:
             return  # (forgotten meanwhile: what it knew is not known)
@@ -429,15 +417,22 @@ class Outbox:
             if self.known(chat_id, mid):
                 continue
             probes += 1
-            mine = await self.claim(chat_id, mid, last_words, budgeted=budgeted)
-            budgeted = False
-            orphans.floor = mid
-            if mine:
-                orphans.count -= 1
-                orphans.base += 1
-                metrics.DUPLICATES_DELETED.inc()
-                logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
-                await self.delete(chat_id, mid)
+            try:
+                await self._edit(chat_id, mid, last_words, patient=False, budgeted=budgeted)
+            except BadRequest as exc:
+                text = exc.message.lower()
+                if any(reason in text for reason in NOT_FOUND[:2]):
+                    break  # (no such message here: where ids count per account, not chat)
+                if NOT_MODIFIED not in text:
+                    continue  # someone else's
+            finally:
+                budgeted = False
+                orphans.floor = mid
+            orphans.count -= 1
+            orphans.base += 1
+            metrics.DUPLICATES_DELETED.inc()
+            logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
+            await self.delete(chat_id, mid)
 
     async def close_keyboard(
         self,
