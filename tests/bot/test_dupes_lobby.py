@@ -134,3 +134,24 @@ async def test_a_join_on_an_old_lobby_of_a_game_that_began_is_closed(
     assert [s.name for s in h.rooms.store.live(group.id).lobby.seats] == ["Alice", "Bob"]
     assert lobbies(h, group) == []
     assert h.fake.message(group.id, old.message_id).text == answer.text
+
+
+async def test_a_join_on_a_cancelled_lobby_that_kept_its_buttons_is_closed(
+    harness: BotHarness,
+) -> None:
+    """Telegram refused the edit that closed a cancelled lobby: its buttons stayed. Join
+    there seats nobody, says the lobby is closed, and the buttons go."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9106, "Club", admins={alice})
+    await h.send(alice.start_private(), bob.start_private(), alice.send(group, "/newgame"))
+    lobby = h.lobby_message(group)
+    h.fake.fail_next("editMessageText", 400, chat_id=group.id)
+    await h.send(alice.tap(lobby, "Cancel"))
+    assert lobbies(h, group) == [lobby]  # still with its buttons
+    tap = bob.tap(lobby, "Join")
+    await h.send(tap)
+    answer = h.fake.answer_for(tap)
+    assert answer is not None and answer.text == h.rooms.kit.t("en", "error-lobby-closed")
+    assert lobbies(h, group) == []
+    assert h.rooms.store.live(group.id) is None
