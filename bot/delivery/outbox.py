@@ -91,11 +91,14 @@ def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class Tap:
     """A button press, to be answered: the callback query's id, and the message (chat and
-    id) the button was on, where Telegram says (None for an inline message)."""
+    id) the button was on, where Telegram says (None for an inline message); `carried`:
+    whether that message (as Telegram has it now) carries a button with the tap's data
+    (False: forged, or a keyboard since replaced; None: not known)."""
 
     id: str
     chat_id: int | None = None
     message_id: int | None = None
+    carried: bool | None = None
 
 
 @dataclass(slots=True)

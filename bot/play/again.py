@@ -95,7 +95,7 @@ class Again(Room):
         it landed, before it stored so, and the next start posted it again). The tap counts
         as one on the result, and the copy is deleted."""
         tapped, posted = query.message_id, old.result_message_id
-        if tapped is not None and posted is not None and tapped != posted:
+        if tapped is not None and posted is not None and tapped != posted and query.carried:
             self.screens.retire(old.chat_id, tapped, None)
 
     async def _latest(self, old: GameRecord) -> bool:

@@ -242,14 +242,15 @@ class Lobbies(Room):
                 await self.refresh(record)
 
     async def _one_lobby(self, record: GameRecord, query: Tap) -> None:
-        """A tap on a lobby message of this lobby that is not the one it knows: one whose
-        send landed though its answer was lost (or a killed bot never stored its id). With
-        no lobby message known, it is the lobby message from now on (edited, never sent
+        """A tap on a lobby message of this lobby that is not the one it knows (and that
+        carries the button tapped: not forged data on another message): one whose send
+        landed though its answer was lost (or a killed bot never stored its id). With no
+        lobby message known, it is the lobby message from now on (edited, never sent
         again); else it is a duplicate, deleted (or edited to a line pointing to the
         other), and the tap counts as one on the lobby."""
         tapped, known = query.message_id, record.lobby.message_id
-        if tapped is None or tapped == known:
-            return
+        if tapped is None or tapped == known or not query.carried:
+            return  # (forged data on another message changes none of them)
         if known is None:
             record.lobby.message_id = tapped
             self.screens.adopt_lobby(record)
@@ -263,7 +264,7 @@ class Lobbies(Room):
         the message it came from loses its buttons, one line saying the lobby is closed
         (not the lobby that became the table, nor the chat's live lobby)."""
         tapped = query.message_id
-        if tapped is None or query.chat_id != chat_id:
+        if tapped is None or query.chat_id != chat_id or not query.carried:
             return
         if live is not None and tapped in (live.lobby.message_id, live.table_message_id):
             return

@@ -155,3 +155,28 @@ async def test_a_join_on_a_cancelled_lobby_that_kept_its_buttons_is_closed(
     assert answer is not None and answer.text == h.rooms.kit.t("en", "error-lobby-closed")
     assert lobbies(h, group) == []
     assert h.rooms.store.live(group.id) is None
+
+
+async def test_forged_lobby_data_on_another_message_retires_nothing(
+    harness: BotHarness,
+) -> None:
+    """Eve sends the new lobby's Join data from the last game's result (a message with
+    buttons, but not these): she is seated as from the lobby, and the result stays as it
+    is; it does not become the lobby, nor is it deleted."""
+    h = harness
+    alice, bob, eve = h.user(1, "Alice"), h.user(2, "Bob"), h.user(66, "Eve")
+    group = h.fake.group(-9107, "Club", admins={alice})
+    await h.send(eve.start_private())
+    await h.open_game(group, [alice, bob])
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    (result,) = [m for m in h.fake.messages(group.id) if "Game over" in m.text]
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    record = h.rooms.store.live(group.id)
+    assert record.lobby.message_id is None
+    await h.send(eve.tap_raw(result, f"l{record.id}.j"))
+    assert [s.name for s in record.lobby.seats] == ["Alice", "Eve"]
+    assert record.lobby.message_id != result.message_id
+    shown = h.fake.message(group.id, result.message_id)
+    assert not shown.deleted and "Game over" in shown.text

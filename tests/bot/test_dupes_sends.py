@@ -142,3 +142,22 @@ async def test_a_reply_sent_again_after_a_lost_answer_is_one_message(
     second = await out.send(group.id, text, reply_to=1)
     answers = [m for m in h.fake.messages(group.id) if m.text == text.text]
     assert [m.message_id for m in answers] == [second]
+
+
+async def test_forged_result_data_on_another_message_deletes_nothing(
+    harness: BotHarness,
+) -> None:
+    """Alice sends the result's "Ready for another" data from the group's rules message
+    (forged; it has no such button): that message is not taken for a copy of the result."""
+    h = harness
+    group = await two_players(h, -9208)
+    alice = h.users[1]
+    await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+    await h.settle()
+    (result,) = results(h, group)
+    await h.send(alice.send(group, "/howto"))
+    howto = h.fake.last_message(group.id)
+    assert howto.message_id != result.message_id
+    data = result.button("Ready for another").callback_data or ""
+    await h.send(alice.tap_raw(howto, data))
+    assert not h.fake.message(group.id, howto.message_id).deleted
