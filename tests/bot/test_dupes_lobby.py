@@ -4,6 +4,9 @@ shows it; a Join on an old lobby message never seats into something the group ca
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeMessage
 
@@ -180,3 +183,68 @@ async def test_forged_lobby_data_on_another_message_retires_nothing(
     assert record.lobby.message_id != result.message_id
     shown = h.fake.message(group.id, result.message_id)
     assert not shown.deleted and "Game over" in shown.text
+
+
+async def lobby_held_on_its_way(h: BotHarness, group: FakeGroup) -> asyncio.Event:
+    """The lobby's opening lost its answer; Bob's seat taken by link sends the lobby anew,
+    and that send is held on its way (until the event returned is set)."""
+    alice, bob = h.users[1], h.users[2]
+    group.members[bob.id] = "member"
+    await h.send(alice.start_private(), bob.start_private())
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    await h.send(alice.send(group, "/newgame"))
+    arrived, gate = asyncio.Event(), asyncio.Event()
+
+    async def hold_the_second_lobby(method: str, params: dict[str, Any]) -> None:
+        if method == "sendMessage" and params.get("chat_id") == group.id:
+            arrived.set()
+            await gate.wait()
+
+    h.fake.latency = hold_the_second_lobby
+    game_id = h.rooms.store.live(group.id).id
+    await h.deliver(bob.send(bob, f"/start j{game_id}"))  # seated: the lobby sent anew
+    await arrived.wait()
+    return gate
+
+
+async def test_a_lobby_sent_anew_that_lands_after_the_start_is_retired(
+    harness: BotHarness,
+) -> None:
+    """While the second lobby is on its way, Alice taps Start on the first, which becomes
+    the table. The second, landing after the start, is deleted: the table alone stays."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9108, "Club", admins={alice})
+    gate = await lobby_held_on_its_way(h, group)
+    (first,) = lobbies(h, group)
+    await h.deliver(alice.tap(first, "Start"))
+    h.fake.latency = None
+    gate.set()
+    await h.settle()
+    assert h.rooms.store.live(group.id).status == "running"
+    assert lobbies(h, group) == []
+    tables = [m for m in h.fake.messages(group.id) if m.text.startswith("Durak · ")]
+    assert [m.message_id for m in tables] == [first.message_id]
+    assert bob.id in {s.user_id for s in h.rooms.store.live(group.id).lobby.seats}
+
+
+async def test_a_lobby_sent_anew_after_a_tap_on_the_first_leaves_one_lobby(
+    harness: BotHarness,
+) -> None:
+    """While the second lobby is on its way, Carol taps Join on the first (the lobby's
+    message from then on). The second lands: it is the lobby, and the first is deleted."""
+    h = harness
+    alice, carol = h.user(1, "Alice"), h.user(3, "Carol")
+    h.user(2, "Bob")
+    group = h.fake.group(-9109, "Club", admins={alice})
+    await h.send(carol.start_private())
+    gate = await lobby_held_on_its_way(h, group)
+    (first,) = lobbies(h, group)
+    await h.deliver(carol.tap(first, "Join"))
+    h.fake.latency = None
+    gate.set()
+    await h.settle()
+    (lobby,) = lobbies(h, group)
+    assert lobby.message_id != first.message_id
+    assert lobby.message_id == h.rooms.store.live(group.id).lobby.message_id
+    assert "Bob" in lobby.text and "Carol" in lobby.text
