@@ -43,6 +43,7 @@ lobby-full = Alle Plätze sind besetzt.
 lobby-started = Das Spiel hat begonnen.
 lobby-cancelled = Diese Lobby wurde abgebrochen.
 lobby-expired = Niemand hat das Spiel rechtzeitig gestartet; die Lobby ist geschlossen.
+lobby-moved = Diese Lobby findest du in der Nachricht weiter unten.
 lobby-again = Du bist dabei. Das nächste Spiel beginnt, sobald alle dabei sind, oder ab zwei Spielern eine Minute nach dem ersten Tippen.
 again-left-out = Das nächste Spiel in { $chat } hat ohne dich begonnen. Beim übernächsten bist du mit /newgame in der Gruppe dabei.
 again-started = Das nächste Spiel hat schon begonnen.

@@ -43,6 +43,7 @@ lobby-full = All seats are taken.
 lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
+lobby-moved = This lobby continues in the message below.
 lobby-again = You are in. The next game starts when all of you are, or a minute after the first tap with two or more players.
 again-left-out = The next game in { $chat } began without you. Join the one after it with /newgame in the group.
 again-started = The next game has started already.

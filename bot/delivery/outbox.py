@@ -27,8 +27,8 @@ import asyncio
 import json
 import logging
 import math
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from telegram import Bot
@@ -40,7 +40,7 @@ from bot.render import Rendered
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine, Hashable
 
     from bot.delivery.sender import Timing
 
@@ -52,6 +52,9 @@ NOT_FOUND: Final = ("message to edit not found", "message_id_invalid", "message 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"))
 
 ANSWERED_KEPT: Final = 4096  # callback queries remembered as answered (only recent ones matter)
+KNOWN_KEPT: Final = 16  # message ids of its own the bot remembers per chat (the latest)
+CHATS_KEPT: Final = 4096  # chats whose own messages it remembers (the latest used)
+PENDING_KEPT: Final = 8  # lost sends per chat whose copies wait to be looked for
 INLINE_RETRIES: Final = 1  # a 429 waited out in place, once (see Outbox._call)
 MAX_INLINE_WAIT: Final = 30.0  # seconds; a longer retry_after is raised to the caller
 MIN_RETRY_WAIT: Final = 1.0  # seconds before trying a lost message again (then doubling)
@@ -96,6 +99,13 @@ def _chat_kind(chat_id: object) -> str:
 _NO_PREVIEW: Final = _ENCODER.encode({"is_disabled": True})
 
 
+def maybe_landed(error: TelegramError) -> bool:
+    """Whether a call that failed so may have taken effect all the same: its answer was
+    lost (a timeout, a network error, a 5xx), not refused (a 400, 403, 429) nor held back
+    (`NotLeading`: never sent)."""
+    return transient(error) and not isinstance(error, (RetryAfter, NotLeading))
+
+
 def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
     """The parameters of `sendMessage` and `editMessageText` that show `rendered`."""
     return {
@@ -110,13 +120,47 @@ def _message(chat_id: int, rendered: Rendered) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class Tap:
     """A button press, to be answered: the callback query's id, and the message (chat and
-    id) the button was on, where Telegram says (None for an inline message)."""
+    id) the button was on, where Telegram says (None for an inline message); `carried`:
+    whether that message (as Telegram has it now) carries a button with the tap's data
+    (False: forged, or a keyboard since replaced; None: not known)."""
 
     id: str
     chat_id: int | None = None
     message_id: int | None = None
     at: float | None = None
     """When it arrived (on the outbox's clock; None: when it is first answered)."""
+    carried: bool | None = None
+
+
+@dataclass(slots=True)
+class Orphans:
+    """New messages whose sends lost their answers: each may have landed, a copy nobody
+    knows the id of, sent again since. They lie after `floor` (the chat's latest message
+    the bot knew before the first of them, `Outbox.floor`) and before the message sent at
+    last (`until`); `base`: the chat's lost sends when the bot learnt of the floor."""
+
+    floor: int
+    base: int
+    count: int = 1
+    until: int = 0
+    chat: _Chat | None = None  # what the outbox knew of the chat then (forgotten: no sweep)
+
+
+@dataclass(slots=True)
+class _Chat:
+    """What the outbox knows of its own messages in one chat: the latest ids, the sends
+    that lost their answers, and the latest message with that count when it was learnt."""
+
+    ids: deque[int] = field(default_factory=lambda: deque(maxlen=KNOWN_KEPT))
+    lost: int = 0
+    floor: tuple[int, int] | None = None
+    pending: dict[Hashable, Orphans] = field(default_factory=dict)  # lost sends, by key
+
+
+MAX_ORPHAN_PROBES: Final = 4
+"""Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
+count per chat (a supergroup), the copies are the first unknown ids after the floor, but
+for the messages people wrote meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +208,9 @@ class Outbox:
         self.budgets = budgets or Budgets(Limits())
         self.timing: Timing = timing or LoopTiming()
         self._answered: OrderedDict[str, None] = OrderedDict()  # recent callback query ids
+        # Per chat: the bot's own messages it knows, and its sends that lost their answers
+        # (see `Orphans`); for the chats used last.
+        self._chats: OrderedDict[int, _Chat] = OrderedDict()
         # Whether this worker leads (may call Telegram) now; None: it always does.
         self.fence: Callable[[], bool] | None = None
         # Runs work beside the caller (a tap's answer tried again); None: a task of its own.
@@ -301,14 +348,21 @@ class Outbox:
         reply_to: int | None = None,
         patient: bool = True,
         budgeted: bool = False,
+        key: Hashable | None = None,
+        after: int | None = None,
     ) -> int:
         """Send a message; its id. Raises `Blocked` on 403, and other Telegram errors.
 
         ``patient`` (a reply to a command, say): a 429, a timeout or a network error is
         tried again, waiting `MIN_RETRY_WAIT` s and doubling (a 429: its `retry_after`), for
-        up to `REPLY_WITHIN` s; then the last error is raised. A send whose answer was lost
-        may have landed: trying again may show it twice, which for a reply is better than
-        not at all. ``patient=False``: raised at once (the `Sender` tries again itself)."""
+        up to `REPLY_WITHIN` s; then the last error is raised. ``patient=False``: raised at
+        once (the `Sender` tries again itself).
+
+        A send that lost its answer may have landed all the same: the copy it may have left
+        is deleted once a later send of the same `key` (by default: the same text and
+        buttons, replying to the same message: a retry, here or the caller's) lands
+        (`sweep`). `after`: the message that asked for this one (/newgame), where the copy
+        would lie if the bot knows none of its own in the chat yet."""
         data = _message(chat_id, rendered)
         if chat_id < 0 and not rendered.notify:  # a quiet group: see `Rendered.notify`
             data["disable_notification"] = True
@@ -316,15 +370,19 @@ class Outbox:
             data["reply_parameters"] = _ENCODER.encode(
                 {"message_id": reply_to, "allow_sending_without_reply": True}
             )
+        copy = key if key is not None else (rendered.text, data["reply_markup"], reply_to)
+        floor = self.floor(chat_id, after)
         started = self.timing.now()
         wait = MIN_RETRY_WAIT
         while True:
             try:
                 result = await self._call("sendMessage", data, patient=patient, budgeted=budgeted)
-                return int(result["message_id"])
+                break
             except Forbidden as exc:
                 raise Blocked(str(exc)) from exc
             except TelegramError as exc:
+                if maybe_landed(exc):
+                    self._lost_send(chat_id, copy, floor)
                 if not patient or not telegram_fault(exc):
                     raise
                 pause = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
@@ -334,6 +392,85 @@ class Outbox:
                     raise
             wait *= 2
             budgeted = False  # (the next try is counted as it goes)
+        message_id = int(result["message_id"])
+        self.note(chat_id, message_id)
+        await self._sweep_after(chat_id, copy, message_id, Rendered(rendered.text))
+        return message_id
+
+    def _chat(self, chat_id: int) -> _Chat:
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            chat = self._chats[chat_id] = _Chat()
+            if len(self._chats) > CHATS_KEPT:
+                self._chats.popitem(last=False)  # (its copies, if any, are not looked for)
+        else:
+            self._chats.move_to_end(chat_id)
+        return chat
+
+    def _lost_send(self, chat_id: int, copy: Hashable, floor: Orphans | None) -> None:
+        """A send into the chat lost its answer: counted, and remembered under `copy` (with
+        where its copy would lie) until a send of the same lands."""
+        chat = self._chat(chat_id)
+        chat.lost += 1
+        orphans = chat.pending.get(copy)
+        if orphans is not None:
+            orphans.count += 1
+        elif floor is not None:
+            chat.pending[copy] = floor
+            if len(chat.pending) > PENDING_KEPT:
+                del chat.pending[next(iter(chat.pending))]
+        else:  # (just after a start, in a chat it has not written to)
+            logger.info("chat %s: a lost send with no message known before it", chat_id)
+
+    async def _sweep_after(
+        self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
+    ) -> None:
+        """A send landed: the copies that earlier sends of the same left are deleted."""
+        chat = self._chats.get(chat_id)
+        orphans = chat.pending.pop(copy, None) if chat is not None else None
+        if orphans is None:
+            return
+        orphans.until = message_id
+        try:
+            await self.sweep(chat_id, orphans, last_words)
+        except TelegramError as exc:
+            logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+
+    def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
+        """Message `message_id`, sent with `key` while its answer was lost, is known now
+        (a tap on it): it is no copy, and nothing is looked for."""
+        self.note(chat_id, message_id)
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.pending.pop(key, None)
+
+    def note(self, chat_id: int, message_id: int) -> None:
+        """Message `message_id` of the chat is the bot's, and known."""
+        chat = self._chat(chat_id)
+        if message_id not in chat.ids:
+            chat.ids.append(message_id)
+        if chat.floor is None or message_id > chat.floor[0]:
+            chat.floor = (message_id, chat.lost)
+
+    def known(self, chat_id: int, message_id: int) -> bool:
+        """Whether the bot knows message `message_id` of the chat as one of its own."""
+        chat = self._chats.get(chat_id)
+        return chat is not None and message_id in chat.ids
+
+    def floor(self, chat_id: int, after: int | None = None) -> Orphans | None:
+        """Where the copy of a send about to be made would lie, should its answer be lost:
+        after the latest message of its own the bot knows in the chat, or after message
+        `after` (one that asked for it) if that is later. None: neither is known."""
+        chat = self._chat(chat_id)
+        if chat.floor is None:
+            return None if after is None else Orphans(after, 0, chat=chat)
+        floor, base = chat.floor
+        return Orphans(max(floor, after or 0), base, chat=chat)
+
+    def lost(self, chat_id: int) -> int:
+        """How many sends into the chat lost their answer (each may have landed)."""
+        chat = self._chats.get(chat_id)
+        return chat.lost if chat is not None else 0
 
     async def _edit(
         self,
@@ -346,6 +483,7 @@ class Outbox:
     ) -> None:
         data = {**_message(chat_id, rendered), "message_id": message_id}
         await self._call("editMessageText", data, patient=patient, budgeted=budgeted)
+        self.note(chat_id, message_id)
 
     async def show(
         self,
@@ -355,8 +493,10 @@ class Outbox:
         *,
         patient: bool = True,
         budgeted: bool = False,
+        key: Hashable | None = None,
     ) -> Sent:
-        """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone.
+        """Make message `message_id` show `rendered`: edit it, or send it anew if it is gone
+        (`key`: see `send`).
 
         Raises `Blocked` on 403.
         """
@@ -375,8 +515,50 @@ class Outbox:
                 logger.info("message %s in chat %s is gone; sending a new one", message_id, chat_id)
                 budgeted = False  # (the edit used what the sender counted)
         return Sent(
-            await self.send(chat_id, rendered, patient=patient, budgeted=budgeted), new=True
+            await self.send(chat_id, rendered, patient=patient, budgeted=budgeted, key=key),
+            new=True,
         )
+
+    async def sweep(
+        self, chat_id: int, orphans: Orphans, last_words: Rendered, *, budgeted: bool = False
+    ) -> None:
+        """Find the copies lost sends left (`orphans`) and delete them: each id after the
+        floor that the bot does not know is edited to `last_words` first, which only the
+        bot's own messages take (someone else's "can't be edited"); an id the chat does not
+        have ends the search (there ids count per account, not per chat: the copy cannot
+        be told among other chats' messages). Only where every send into the chat that lost
+        its answer since is one of `orphans`: any other would be a message of the bot's
+        that it could not tell from a copy. Raises what may pass (a timeout: the copies not
+        found yet stay)."""
+        chat = self._chats.get(chat_id)
+        if chat is None or chat is not orphans.chat:
+            return  # (forgotten meanwhile: what it knew is not known)
+        if chat.lost - orphans.base != orphans.count:
+            logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
+            return
+        probes = 0
+        for mid in range(orphans.floor + 1, orphans.until):
+            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
+                break
+            if self.known(chat_id, mid):
+                continue
+            probes += 1
+            try:
+                await self._edit(chat_id, mid, last_words, patient=False, budgeted=budgeted)
+            except BadRequest as exc:
+                text = exc.message.lower()
+                if any(reason in text for reason in NOT_FOUND[:2]):
+                    break  # (no such message here: where ids count per account, not chat)
+                if NOT_MODIFIED not in text:
+                    continue  # someone else's
+            finally:
+                budgeted = False
+                orphans.floor = mid
+            orphans.count -= 1
+            orphans.base += 1
+            metrics.DUPLICATES_DELETED.inc()
+            logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
+            await self.delete(chat_id, mid)
 
     async def close_keyboard(
         self,

@@ -306,7 +306,7 @@ class Screens:
 
         def done(delivered: Delivered, _: Any) -> None:
             if delivered.new:
-                self._store(chat_id, game_id, lambda r: _set_lobby(r, delivered.message_id))
+                self._store(chat_id, game_id, lambda r: self._new_lobby(r, delivered))
 
         self.sender.put(
             lobby_key(game_id),
@@ -319,6 +319,46 @@ class Screens:
             kept=True,
             on_done=done,
         )
+
+    def adopt_lobby(self, record: GameRecord) -> None:
+        """The lobby's message id was learnt from a tap on it (its send's answer was lost):
+        what the lobby still waits to show edits that message, not a new one."""
+        assert record.id is not None
+        key, message_id = lobby_key(record.id), record.lobby.message_id
+        if message_id is None:
+            return
+        self.out.found(record.chat_id, message_id, key)  # (no copy: the lobby)
+        slot = self.sender.slot(key)
+        if slot is not None and slot.message_id is None and not slot.sending:
+            slot.message_id = message_id
+
+    def _new_lobby(self, record: GameRecord, delivered: Delivered) -> bool:
+        """A lobby message was sent anew: it is the lobby's from now on, and the one the
+        record knew, if it is still there, is retired (a lobby message adopted from a tap
+        while this one was on its way). One sent after the game began is retired itself."""
+        mid, known = delivered.message_id, record.lobby.message_id
+        if record.status != "lobby":
+            if mid != record.table_message_id:
+                closed = render.Rendered(self.kit.t(record.language, "error-lobby-closed"))
+                self.retire(record.chat_id, mid, closed)
+            return False
+        if known is not None and known not in (mid, delivered.previous):
+            moved = render.Rendered(self.kit.t(record.language, "lobby-moved"))
+            self.retire(record.chat_id, known, moved)
+        return _set_lobby(record, mid)
+
+    def retire(
+        self,
+        chat_id: int,
+        message_id: int,
+        last_words: render.Rendered | None,
+        *,
+        delete: bool = True,
+    ) -> None:
+        """A duplicate of a message the group has (a lobby or a result sent twice, one left
+        from an older state): deleted (`delete`, where Telegram lets it), else edited to
+        `last_words` without buttons (None: left as it is)."""
+        self.sender.retire(chat_id, message_id, last_words, delete=delete)
 
     def lobby_to_table(self, record: GameRecord) -> int | None:
         """The game starts: its lobby message is to become the table (the next `table`

@@ -522,11 +522,12 @@ class Sender:
                     reply_to=slot.reply_to,
                     patient=False,
                     budgeted=not retired,
+                    key=slot.key,  # (a copy an earlier send of it left is deleted)
                 )
                 delivered = Delivered(mid, new=True, previous=previous)
             else:
                 sent: Sent = await self.out.show(
-                    slot.chat_id, previous, content, patient=False, budgeted=True
+                    slot.chat_id, previous, content, patient=False, budgeted=True, key=slot.key
                 )
                 # (new: the message was gone, and this one replaces it)
                 delivered = Delivered(sent.message_id, new=sent.new, previous=previous)

@@ -70,6 +70,10 @@ SENDS_DEFERRED: Final = Counter(
     "durak_sends_deferred",
     "Sends held back by a chat's budget of messages, sent later",
 )
+DUPLICATES_DELETED: Final = Counter(
+    "durak_duplicates_deleted",
+    "Copies of a message deleted: a send that lost its answer had landed, and was sent again",
+)
 SENDS_MERGED: Final = Counter(
     "durak_sends_merged",
     "Sends made unnecessary by a later one to the same message (only the latest state sent)",

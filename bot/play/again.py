@@ -59,6 +59,7 @@ class Again(Room):
             if query.chat_id != old.chat_id:  # forged elsewhere
                 await self.out.answer(query, kit.t(lang, "error-unknown-button"))
                 return
+            self._one_result(old, query)
             played = any(s.user_id == person.user_id for s in old.lobby.seats)
             current = unit.record
             if current is not None and current.meta.again_of == old.id:
@@ -88,6 +89,14 @@ class Again(Room):
                 await self.lobbies._practice(person, levels)
                 return
             await self._open(old, person, query, lang)
+
+    def _one_result(self, old: GameRecord, query: Tap) -> None:
+        """A tap on a result of `old` that is not the one stored: a copy (the bot died after
+        it landed, before it stored so, and the next start posted it again). The tap counts
+        as one on the result, and the copy is deleted."""
+        tapped, posted = query.message_id, old.result_message_id
+        if tapped is not None and posted is not None and tapped != posted and query.carried:
+            self.screens.retire(old.chat_id, tapped, None)
 
     async def _latest(self, old: GameRecord) -> bool:
         """Whether `old` is its chat's latest game (no lobby opened since, not even one

@@ -20,6 +20,7 @@ from typing import Literal
 from bot import render
 from bot.callbacks import LobbyData
 from bot.delivery import Blocked, Refused, SendError, Tap, telegram_fault
+from bot.delivery.screens import lobby_key
 from bot.kit import Person, title
 from bot.ops import games
 from bot.play.computers import Computers
@@ -27,7 +28,7 @@ from bot.play.guide import PRACTICE_RULES, Guide
 from bot.play.room import Room
 from engine import Game
 from engine.ai import LEVELS
-from storage import GameMeta, GameRecord, Lobby, Seat
+from storage import GameMeta, GameRecord, Lobby, Seat, StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class Lobbies(Room):
                 text = render.Rendered(self.kit.t(record.language, key))
                 await self.out.send(chat_id, text, reply_to=anchor)
                 return
-            record = await self._open(chat_id, chat_title, person)
+            record = await self._open(chat_id, chat_title, person, after=message_id)
             if self.opened is not None:
                 await self.opened(record)
 
@@ -73,10 +74,12 @@ class Lobbies(Room):
         asked: Mapping[str, str] | None = None,
         *,
         fill: Callable[[GameRecord], None] | None = None,
+        after: int | None = None,
     ) -> GameRecord:
         """A new lobby, its opener seated (if the bot may write to them); `asked`: the
         people invited by name (player id: name), not seated until they tap Join; `fill`:
-        whatever else the new record holds, stored with it."""
+        whatever else the new record holds, stored with it; `after`: the message that
+        asked for it (/newgame)."""
         kit = self.kit
         player = await kit.note_player(person)
         async with kit.db.transaction() as tx:
@@ -113,10 +116,13 @@ class Lobbies(Room):
         if fill is not None:
             fill(record)
         record = await self.store.create(record)
+        assert record.id is not None
         try:
             # The lobby's opening is one of the few group messages that notify.
             opening = replace(self._render(record), notify=True)
-            record.lobby.message_id = await self.out.send(chat_id, opening)
+            record.lobby.message_id = await self.out.send(
+                chat_id, opening, key=lobby_key(record.id), after=after
+            )
         except (Blocked, Refused):
             # Telegram refused it: nobody can see or join this lobby. Close it, so that the
             # next /newgame opens a fresh one instead of pointing at nothing.
@@ -131,8 +137,11 @@ class Lobbies(Room):
             # tries longer, beside the chat's lock, so the lobby is not left invisible.
             self.screens.lobby(record, opening)
         # A timeout or network error may have delivered the message all the same: the lobby
-        # stays, its first change sends it anew (`refresh`), and so does /newgame. Its id,
-        # if it cannot be stored now, is kept in memory (never a reason to send it again).
+        # stays, its first change sends it anew (`refresh`), and so does /newgame, and the
+        # copy that landed is deleted then (`Outbox.send`'s key), or is the lobby if a tap
+        # on it comes first.
+        # Its id, if it cannot be stored now, is kept in memory (never a reason to send it
+        # again).
         await self.store.save_quietly(record)
         return record
 
@@ -192,12 +201,14 @@ class Lobbies(Room):
             record = unit.game(data.game_id, "lobby")
             if record is None:
                 await self.out.answer(query, self.kit.t(lang, "error-lobby-closed"))
+                await self._close_old(unit.chat_id, unit.record, query)
                 return
             # Toasts go to the tapper alone: in their language; the lobby is in the chat's.
             lang = self.kit.personal_language(person, record)
             if query.chat_id != record.chat_id:  # forged elsewhere
                 await self.out.answer(query, self.kit.t(lang, "error-unknown-button"))
                 return
+            await self._one_lobby(record, query)
             if data.op == "join":
                 await self._join(record, person, query)
             elif data.op == "leave":
@@ -235,6 +246,43 @@ class Lobbies(Room):
                 refused = await self.computers.add(record, data.arg)
                 await self.out.answer(query, self.kit.t(lang, refused or "lobby-computer-added"))
                 await self.refresh(record)
+
+    async def _one_lobby(self, record: GameRecord, query: Tap) -> None:
+        """A tap on a lobby message of this lobby that is not the one it knows (and that
+        carries the button tapped: not forged data on another message): one whose send
+        landed though its answer was lost (or a killed bot never stored its id). With no
+        lobby message known, it is the lobby message from now on (edited, never sent
+        again); else it is a duplicate, deleted (or edited to a line pointing to the
+        other), and the tap counts as one on the lobby."""
+        tapped, known = query.message_id, record.lobby.message_id
+        if tapped is None or tapped == known or not query.carried:
+            return  # (forged data on another message changes none of them)
+        if known is None:
+            record.lobby.message_id = tapped
+            self.screens.adopt_lobby(record)
+            await self.store.save_quietly(record)
+            return
+        moved = render.Rendered(self.kit.t(record.language, "lobby-moved"))
+        self.screens.retire(record.chat_id, tapped, moved)
+
+    async def _close_old(self, chat_id: int, live: GameRecord | None, query: Tap) -> None:
+        """A lobby tap on a game that is no longer a lobby (it began, ended or closed):
+        the message it came from loses its buttons, one line saying the lobby is closed
+        (not the lobby that became the table, nor the chat's live lobby)."""
+        tapped = query.message_id
+        if tapped is None or query.chat_id != chat_id or not query.carried:
+            return
+        if live is not None and tapped in (live.lobby.message_id, live.table_message_id):
+            return
+        if live is not None:
+            language = live.language
+        else:
+            try:
+                language = await self.kit.chat_language(chat_id, None)
+            except StorageError:
+                language = self.kit.settings.default_language
+        closed = render.Rendered(self.kit.t(language, "error-lobby-closed"))
+        self.screens.retire(chat_id, tapped, closed, delete=False)
 
     def _info(self, record: GameRecord, kind: Literal["rules", "howto"]) -> str:
         """The lobby's Rules (every option and the time per move) or How to play, in the

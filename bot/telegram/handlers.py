@@ -70,7 +70,11 @@ def tap_of(query: CallbackQuery, at: float | None = None) -> Tap:
     message = query.message
     if message is None:
         return Tap(query.id, at=at)
-    return Tap(query.id, message.chat.id, message.message_id, at)
+    carried = None
+    if isinstance(message, Message):  # (not an inaccessible one: its buttons are known)
+        rows = message.reply_markup.inline_keyboard if message.reply_markup else ()
+        carried = any(b.callback_data == query.data for row in rows for b in row)
+    return Tap(query.id, message.chat.id, message.message_id, at, carried)
 
 
 def _is_group(chat: Chat | None) -> bool:

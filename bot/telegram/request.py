@@ -31,11 +31,13 @@ upload files, and downloads (`retrieve`), take PTB's own path.
 
 `UpdatesRequest`, for long polling (`getUpdates`), is PTB's `HTTPXRequest` reading the
 updates (with orjson) without what the bot never reads: of the message a button was tapped
-on, it keeps the chat, the id and the date. Every tap's update carries that message whole,
-text, formatting and keyboard, and PTB makes an object of every entity and every button (a
-hand of 20 cards: some 400 attribute sets) only for the bot to look at the message's chat
-and id. Reading a tap's update took about 410 µs whole and 200 µs so. It also tells the
-`PollingWatch` of `bot.telegram.polling` of each poll answered or timed out, for the log.
+on, it keeps the chat, the id and the date, and of its keyboard the button tapped, if the
+message carries it (which tells a copy of a lobby from forged data: `Tap.carried`). Every
+tap's update carries that message whole, text, formatting and keyboard, and PTB makes an
+object of every entity and every button (a hand of 20 cards: some 400 attribute sets)
+only for the bot to look at the message's chat and id. Reading a tap's update took about
+410 µs whole and 200 µs so. It also tells the `PollingWatch` of `bot.telegram.polling` of
+each poll answered or timed out, for the log.
 
 Timeouts and the mapping of httpx's errors are PTB's; `tests/bot/test_request.py` checks them
 against `HTTPXRequest` itself, so that a new PTB release cannot make the two drift apart.
@@ -343,8 +345,24 @@ class UpdatesRequest(HTTPXRequest):
                     continue
                 message = query.get("message")
                 if isinstance(message, dict) and all(key in message for key in _KEPT):
-                    query["message"] = {key: message[key] for key in _KEPT}
+                    kept = {key: message[key] for key in _KEPT}
+                    button = _tapped(message, query.get("data"))
+                    if button is not None:
+                        kept["reply_markup"] = {"inline_keyboard": [[button]]}
+                    query["message"] = kept
         return data
+
+
+def _tapped(message: JSONDict, data: object) -> JSONDict | None:
+    """The button of `message`'s keyboard that holds the tap's `data`, if it has one (a
+    message that does not is forged data, or a keyboard replaced since)."""
+    markup = message.get("reply_markup")
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    for row in rows if isinstance(rows, list) else ():
+        for button in row if isinstance(row, list) else ():
+            if isinstance(button, dict) and button.get("callback_data") == data:
+                return button
+    return None
 
 
 _KEPT = ("message_id", "date", "chat")

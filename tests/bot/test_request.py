@@ -24,6 +24,7 @@ from telegram.request import HTTPXRequest, RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from bot.app import build_application
+from bot.telegram.handlers import tap_of
 from bot.telegram.request import JsonRequest, NotLeading, UpdatesRequest, call
 from tests.bot.conftest import make_settings
 from tests.fakes.telegram import FakeTelegram, FakeUser
@@ -645,3 +646,22 @@ async def test_a_worker_that_no_longer_leads_never_sends_a_calls_body() -> None:
         await request.shutdown()
         server.close()
         await server.wait_closed()
+
+
+def test_updates_request_keeps_of_a_tapped_keyboard_the_button_tapped() -> None:
+    """Of the keyboard, the button that holds the tap's data is kept (the bot tells a copy
+    of its message from forged data by it); none where the message does not hold it."""
+    buttons = [[{"text": "6♠", "callback_data": "x"}, {"text": "7♠", "callback_data": "y"}]]
+    message = {**TAP["callback_query"]["message"], "reply_markup": {"inline_keyboard": buttons}}
+    tap = {**TAP, "callback_query": {**TAP["callback_query"], "message": message, "data": "y"}}
+    payload = json.dumps({"ok": True, "result": [tap]}).encode()
+    kept = UpdatesRequest.parse_json_payload(payload)["result"][0]["callback_query"]["message"]
+    assert kept["reply_markup"] == {"inline_keyboard": [[{"text": "7♠", "callback_data": "y"}]]}
+    update = Update.de_json(UpdatesRequest.parse_json_payload(payload)["result"][0], None)
+    assert update.callback_query is not None
+    assert tap_of(update.callback_query).carried is True
+    forged = {**tap, "callback_query": {**tap["callback_query"], "data": "z"}}
+    payload = json.dumps({"ok": True, "result": [forged]}).encode()
+    update = Update.de_json(UpdatesRequest.parse_json_payload(payload)["result"][0], None)
+    assert update.callback_query is not None
+    assert tap_of(update.callback_query).carried is False
