@@ -53,6 +53,7 @@ from pathlib import Path
 
 import httpx
 
+from bot.callbacks import LobbyData, MoveData, decode
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import start_bot
@@ -271,13 +272,21 @@ class Chaos:
             self.result.rounds += 1
             self.say(f"round {self.result.rounds}")
             marks = [self._last_id(g) for g in self.groups]
-            await asyncio.gather(
+            # (the people of a game play as soon as it is dealt, while others still open)
+            opening = asyncio.gather(
                 *(
                     self._open(g, members, mark)
                     for g, members, mark in zip(self.groups, self.seated, marks, strict=True)
                 )
             )
-            if not await self._play(marks):
+            try:
+                played = await self._play(marks)
+            finally:
+                if not opening.done():
+                    opening.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await opening
+            if not played:
                 return
             if killing.done() and killing.exception() is not None:
                 return
@@ -452,6 +461,7 @@ class Chaos:
             results = [m for m in messages if RESULT in m.text]
             tables = [m for m in messages if m.text.startswith(TABLE)]
             lobbies = [m for m in messages if "Join" in m.button_texts]
+            stale = [m for m in messages if _game_buttons(m) and m not in lobbies]
             if len(results) != rounds:
                 problems.append(
                     f"group {group.id}: {len(results)} result messages for {rounds} games"
@@ -461,6 +471,11 @@ class Chaos:
             if lobbies:
                 problems.append(
                     f"group {group.id}: {len(lobbies)} lobbies left live with a Join button"
+                )
+            if stale:
+                problems.append(
+                    f"group {group.id}: {len(stale)} messages left with a game's buttons, e.g. "
+                    f"{stale[0].text[:60]!r}"
                 )
         live = self._live_hands()
         if live:
@@ -584,6 +599,19 @@ class Chaos:
                     f"{'(injected)' if call.injected else call.description}"
                 )
         return "\n".join(lines) + "\n"
+
+
+def _game_buttons(message: FakeMessage) -> bool:
+    """Whether a live message has buttons of a game or its lobby (a hand, a table, a lobby;
+    not Play again, which stays under a result)."""
+    if message.deleted:
+        return False
+    for row in message.buttons:
+        for button in row:
+            with contextlib.suppress(ValueError):
+                if isinstance(decode(button.callback_data), MoveData | LobbyData):
+                    return True
+    return False
 
 
 def _method(name: str) -> Callable[[httpx.Request], bool]:
