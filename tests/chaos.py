@@ -463,8 +463,18 @@ class Chaos:
             lobbies = [m for m in messages if "Join" in m.button_texts]
             stale = [m for m in messages if _game_buttons(m) and m not in lobbies]
             if len(results) != rounds:
+                lost = sum(
+                    1
+                    for c in self.fake.calls
+                    if c.method == "sendMessage"
+                    and c.chat_id == group.id
+                    and c.timed_out
+                    and c.ok
+                    and RESULT in str(c.params.get("text", ""))
+                )
                 problems.append(
-                    f"group {group.id}: {len(results)} result messages for {rounds} games"
+                    f"group {group.id}: {len(results)} result messages for {rounds} games "
+                    f"({lost} result sends landed with their answer lost to a timeout)"
                 )
             if len(tables) > rounds:
                 problems.append(f"group {group.id}: {len(tables)} tables for {rounds} games")
@@ -479,9 +489,21 @@ class Chaos:
                 )
         live = self._live_hands()
         if live:
-            names = {u.id: u.first_name for u in self.users}
-            who = Counter(names.get(int(m.chat_id), str(m.chat_id)) for m in live)
-            problems.append(f"{len(live)} hand messages left with live buttons: {dict(who)}")
+            latest = {max(_moves(m.reply_markup)) for m in live}
+            older = [
+                m
+                for m in live
+                if any(
+                    n.message_id > m.message_id
+                    and any(_moves(markup) for _, markup in [*n.history, (n.html, n.reply_markup)])
+                    for n in self.fake.messages(m.chat_id, include_deleted=True)
+                )
+            ]
+            problems.append(
+                f"{len(live)} hand messages left with live buttons after the games ended "
+                f"({len(older)} of them followed by another hand message of their player; "
+                f"their keyboards' moves {sorted(latest)[:8]})"
+            )
         self._check_answers()
         limited = [c for c in self.fake.calls if c.error_code == 429]
         if limited:
