@@ -43,6 +43,7 @@ import asyncio
 import contextlib
 import random
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -82,6 +83,7 @@ class Run:
     late_taps: int = 0
     seconds: float = 0.0
     stop_seconds: float | None = None
+    answer_seconds: list[float] = field(default_factory=list)  # each answered hand tap's wait
     problems: list[str] = field(default_factory=list)
 
     def report(self) -> str:
@@ -96,7 +98,8 @@ class Run:
             f"taps: {self.taps} (late: {self.late_taps}); SIGTERM took {stop}",
             f"faults injected: {self.faults.total()} by method {dict(by_method)}, "
             f"by kind {dict(by_kind)}",
-            f"kills: {len(self.kills)} {dict(Counter(self.kills))}",
+            f"kills: {len(self.kills)} {dict(Counter(self.kills))}; a tap's answer after "
+            f"{_spread(self.answer_seconds)}",
         ]
         lines += [f"PROBLEM: {p}" for p in self.problems] or ["every check holds"]
         return "\n".join(lines)
@@ -505,6 +508,7 @@ class Chaos:
                 f"their keyboards' moves {sorted(latest)[:8]})"
             )
         self._check_answers()
+        self._answer_times()
         limited = [c for c in self.fake.calls if c.error_code == 429]
         if limited:
             methods = Counter(c.method for c in limited)
@@ -549,6 +553,18 @@ class Chaos:
             f"answer met a fault and was not tried again, {len(near_kill)} made within "
             f"{AROUND_A_KILL:.0f} s before a kill, {len(lobby)} on a lobby"
         )
+
+    def _answer_times(self) -> None:
+        """How long each answered hand tap waited for its answer (the first that landed)."""
+        answered: dict[str, float] = {}
+        for c in self.fake.calls:
+            if c.method == "answerCallbackQuery" and c.ok:
+                answered.setdefault(str(c.params.get("callback_query_id")), c.at)
+        self.result.answer_seconds = [
+            answered[q] - at
+            for q, (_, at) in zip(self.people.queries, self.people.tap_times, strict=True)
+            if q in answered
+        ]
 
     def _check_late_taps(self) -> None:
         silent: list[LateTap] = []
@@ -621,6 +637,15 @@ class Chaos:
                     f"{'(injected)' if call.injected else call.description}"
                 )
         return "\n".join(lines) + "\n"
+
+
+def _spread(seconds: list[float]) -> str:
+    """p50 and p99 of a list of seconds."""
+    if not seconds:
+        return "none"
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return f"p50 {statistics.median(ordered):.2f} s, p99 {p99:.2f} s"
 
 
 def _game_buttons(message: FakeMessage) -> bool:
