@@ -347,7 +347,9 @@ class People:
     tap was answered and changed nothing), after a moment's thought (`think`: seconds, at
     random). Each player's hand is followed through the fake's changes
     (`FakeTelegram.watch`), so that asking who wants to tap, after every Bot API call,
-    looks only at the players whose hand or tap's answer may have changed."""
+    looks only at the players whose hand or tap's answer may have changed. With `late`
+    (a chance), a player whose hand was just redrawn at a later move taps a playable button
+    of the keyboard it replaced, as a person does whose finger was on its way (`late_taps`)."""
 
     def __init__(
         self,
@@ -355,11 +357,15 @@ class People:
         users: list[FakeUser],
         rng: random.Random,
         think: tuple[float, float] = (0.0, 0.0),
+        late: float = 0.0,
     ) -> None:
         self.fake = fake
         self.users = {user.id: user for user in users}
         self.rng = rng
         self.think = think
+        self.late = late
+        self.late_taps: list[LateTap] = []
+        self.tap_times: list[tuple[int, float]] = []  # (user, time.time()) of every tap
         self.sleepy: set[int] = set()
         self.taps = 0
         self.queries: list[str] = []  # every tap's callback query id
@@ -415,6 +421,29 @@ class People:
         ]
         return (message, playable) if playable else None
 
+    def _late_tap(self, uid: int, message: FakeMessage) -> dict[str, Any] | None:
+        """Maybe (`late`) a tap of the keyboard the current one replaced, if that was of an
+        earlier move and had a playable button."""
+        if not message.history or self.rng.random() >= self.late:
+            return None
+        markup = message.history[-1][1]
+        current = max(_moves(message.reply_markup))
+        tapped = max(_moves(markup), default=current)
+        rows = (markup or {}).get("inline_keyboard") or []
+        playable = [
+            b["callback_data"]
+            for row in rows
+            for b in row
+            if _move_of(b.get("callback_data")) is not None
+            and not str(b.get("text", "")).startswith("·")
+        ]
+        if tapped >= current or not playable:
+            return None
+        update = self.users[uid].tap_raw(message, self.rng.choice(playable))
+        query = update["callback_query"]["id"]
+        self.late_taps.append(LateTap(query, uid, tapped, current, time.time()))
+        return update
+
     def _candidates(self) -> set[int]:
         """Players whose hand changed, or whose last tap (on the same hand) may have been
         answered since."""
@@ -449,8 +478,11 @@ class People:
             self._look.discard(uid)
             self._ready_at.pop(uid, None)
             message, playable = wanted
-            update = self.users[uid].tap(message, self.rng.choice(playable))
+            update = self._late_tap(uid, message) if self.late else None
+            if update is None:
+                update = self.users[uid].tap(message, self.rng.choice(playable))
             query = update["callback_query"]["id"]
+            self.tap_times.append((uid, time.time()))
             self._tapped[uid] = (message.message_id, message.edits, query)
             self.queries.append(query)
             self.tapped[update["update_id"]] = query
@@ -458,6 +490,17 @@ class People:
             count += 1
         self.taps += count
         return count
+
+
+@dataclass(frozen=True)
+class LateTap:
+    """A tap on the keyboard a newer one (of a later move) had just replaced."""
+
+    query: str  # its callback query id
+    user: int
+    tapped: int  # the move the tapped keyboard was drawn at
+    current: int  # the move of the keyboard that replaced it
+    at: float  # when it was made (time.time(), as `Call.at`)
 
 
 @dataclass

@@ -27,8 +27,9 @@ The modules, from the wire inwards (each builds on the next):
 
 - `transport`: `FakeTelegram` itself, the HTTP side: the httpx transport and its handler
   (reading form, multipart and JSON bodies as the Bot API does, answering in its JSON),
-  error injection (``fail_next``, ``timeout_next``, ``clear_faults``), the ``latency``
-  hook, and the request objects and ``Application`` wired to the fake (``request``,
+  error injection (``fail_next``, ``timeout_next``, ``clear_faults``, ``chaos``), the
+  ``latency`` hook, and the request objects and ``Application`` wired to the fake
+  (``request``,
   ``make_application``, ``deliver``).
 - `methods`: the Bot API methods the fake answers (``sendMessage``, ``editMessageText``,
   ``answerCallbackQuery``, ``getChatMember``, ``setMyCommands``, ``getMe``, ``getUpdates``,

@@ -4,8 +4,9 @@ python-telegram-bot talks to it exactly as it talks to https://api.telegram.org 
 same bodies: form-encoded, multipart or the bot's JSON; same error handling). Here: the request
 objects and the ``Application`` wired to it, the handler that reads a request's parameters as
 the Bot API reads them and answers in Telegram's JSON, error injection (``fail_next``,
-``timeout_next``) and the ``latency`` hook. No network is used: any request to a host other
-than api.telegram.org raises ``httpx.ConnectError``.
+``timeout_next``; ``chaos``: seeded transient faults at random) and the ``latency`` hook. No
+network is used: any request to a host other than api.telegram.org raises
+``httpx.ConnectError``.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import asyncio
 import email.parser
 import email.policy
 import json
+import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -143,6 +146,27 @@ def _parse_bool(value: str) -> bool:
     return value.strip().lower() in ("true", "1", "yes")
 
 
+CHAOS_METHODS = (
+    "sendMessage",
+    "editMessageText",
+    "answerCallbackQuery",
+    "getUpdates",
+    "deleteMessage",
+)
+CHAOS_KINDS = ("500", "502", "timeout", "timeout-applied")
+"""`FakeTelegram.chaos`'s transient faults: an answer 500 or 502 (nothing applied), a
+timeout before the call is applied, and one after (the call took effect, its answer lost)."""
+
+
+@dataclass
+class _Chaos:
+    rate: float
+    rng: random.Random
+    methods: frozenset[str]
+    kinds: tuple[str, ...]
+    limit: int | None
+
+
 @dataclass
 class _Injected:
     method: str
@@ -173,6 +197,9 @@ class FakeTelegram(BotApiMethods):
         self.strict_html = strict_html
         self.transport = httpx.MockTransport(self._handle)
         self._injected: list[_Injected] = []
+        self._chaos: _Chaos | None = None
+        self.faults: Counter[tuple[str, str]] = Counter()
+        """The faults `chaos` injected so far, by (method, kind)."""
         self.flood: FloodControl | None = None  # Telegram's limits, once `enforce`d
         self.flooded: list[Call] = []  # the calls refused with 429 for going over them
         self.latency: Callable[[str, JSON], Awaitable[None]] | None = None
@@ -301,6 +328,44 @@ class FakeTelegram(BotApiMethods):
         Telegram works again."""
         self._injected.clear()
 
+    def chaos(
+        self,
+        rate: float,
+        *,
+        seed: int,
+        methods: Iterable[str] = CHAOS_METHODS,
+        kinds: Iterable[str] = CHAOS_KINDS,
+        limit: int | None = None,
+    ) -> None:
+        """From now on, each call of `methods` fails at random (seeded) with probability
+        `rate`, one of `kinds` (`CHAOS_KINDS`) at random, until `limit` faults were injected
+        (`faults` counts them); `rate` 0 ends it. Never a 429: those come only from the
+        limits (`enforce`). A `fail_next` or `timeout_next` still comes first."""
+        unknown = set(kinds) - set(CHAOS_KINDS)
+        if unknown:
+            raise ValueError(f"not a kind of fault: {sorted(unknown)}")
+        self._chaos = (
+            _Chaos(rate, random.Random(seed), frozenset(methods), tuple(kinds), limit)
+            if rate > 0
+            else None
+        )
+
+    def _chaos_fault(self, method: str) -> _Injected | None:
+        chaos = self._chaos
+        if chaos is None or method not in chaos.methods:
+            return None
+        if chaos.limit is not None and self.faults.total() >= chaos.limit:
+            return None
+        if chaos.rng.random() >= chaos.rate:
+            return None
+        kind = chaos.rng.choice(chaos.kinds)
+        self.faults[(method, kind)] += 1
+        if kind.startswith("timeout"):
+            return _Injected(method, None, timeout=True, applied=kind == "timeout-applied")
+        status = int(kind)
+        description = "Internal Server Error" if status == 500 else "Bad Gateway"
+        return _Injected(method, None, status=status, description=description)
+
     def _take_injected(self, method: str, params: JSON) -> _Injected | None:
         for injected in self._injected:
             if injected.method != method:
@@ -311,7 +376,7 @@ class FakeTelegram(BotApiMethods):
             if injected.times <= 0:
                 self._injected.remove(injected)
             return injected
-        return None
+        return self._chaos_fault(method)
 
     # -- HTTP
 
