@@ -1,4 +1,5 @@
-"""A second hand message, left live by a send whose answer was lost: its buttons work as the
+"""A second hand message, left live by a send whose answer was lost (and not found by the
+outbox's sweep: the bot restarted before it sent the hand again): its buttons work as the
 hand's, and it is retired at its first tap (#34 item 4, for hands)."""
 
 from __future__ import annotations
@@ -21,10 +22,16 @@ async def test_a_tap_on_a_second_hand_message_plays_and_retires_it(harness: BotH
         await h.send(p.start_private())
     await h.send(alice.send(group, "/newgame"))
     await h.send(bob.tap(h.lobby_message(group), "Join"))
-    # Each hand lands, but the answer is lost: the bot sends it again.
+    # Each hand lands, but the answer is lost, and Telegram fails every try after it until
+    # the bot restarts: the next start sends each hand again, not knowing the first.
     for p in (alice, bob):
         h.fake.timeout_next("sendMessage", chat_id=p.id, applied=True)
-    await h.send(alice.tap(h.lobby_message(group), "Start"))
+        h.fake.fail_next("sendMessage", 502, chat_id=p.id, times=100)
+    await h.deliver(alice.tap(h.lobby_message(group), "Start"))
+    await h.stop()
+    h.fake.clear_faults()
+    await h.start()
+    await h.settle()
     record = h.rooms.store.live(group.id)
     assert record is not None and record.game is not None
     game = record.game
@@ -43,6 +50,7 @@ async def test_a_tap_on_a_second_hand_message_plays_and_retires_it(harness: BotH
         c
         for c in h.fake.calls
         if c.method in ("deleteMessage", "editMessageText")
+        and c.params.get("chat_id") == attacker.id
         and c.params.get("message_id") == orphan.message_id
     ]
     assert len(retired) == 1  # retired once
