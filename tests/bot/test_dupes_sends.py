@@ -131,17 +131,34 @@ async def test_a_reply_sent_again_after_a_lost_answer_is_one_message(
     harness: BotHarness,
 ) -> None:
     """Whoever sends a message again after its answer was lost (the same text, buttons and
-    reply) leaves one message: the outbox deletes the copy that landed."""
+    reply: a caller that does not wait, trying again itself) leaves one message: the outbox
+    deletes the copy that landed."""
     h = harness
     group = await two_players(h, -9207)
     out = h.rooms.kit.out
     text = Rendered("The answer.")
     h.fake.timeout_next("sendMessage", group.id, applied=True)
     with pytest.raises(SendError):
-        await out.send(group.id, text, reply_to=1)
-    second = await out.send(group.id, text, reply_to=1)
+        await out.send(group.id, text, reply_to=1, patient=False)
+    second = await out.send(group.id, text, reply_to=1, patient=False)
     answers = [m for m in h.fake.messages(group.id) if m.text == text.text]
     assert [m.message_id for m in answers] == [second]
+
+
+async def test_a_reply_whose_answer_was_lost_is_one_message_at_once(
+    harness: BotHarness,
+) -> None:
+    """A reply (patient) whose answer was lost is tried again in the same call, and the
+    copy that landed first is deleted: one message, the id returned."""
+    h = harness
+    group = await two_players(h, -9209)
+    text = Rendered("The answer.")
+    h.fake.timeout_next("sendMessage", group.id, applied=True)
+    sent = await h.rooms.kit.out.send(group.id, text, reply_to=1)
+    answers = [m for m in h.fake.messages(group.id) if m.text == text.text]
+    assert [m.message_id for m in answers] == [sent]
+    copies = [m for m in h.fake.messages(group.id, include_deleted=True) if m.deleted]
+    assert len(copies) == 1 and copies[0].message_id < sent
 
 
 async def test_forged_result_data_on_another_message_deletes_nothing(

@@ -384,8 +384,9 @@ async def test_a_lobby_whose_message_cannot_be_sent_is_closed_not_left_invisible
 async def test_a_lobby_whose_message_timed_out_stays_open_and_is_shown_again(
     harness: BotHarness,
 ) -> None:
-    """The send timed out after Telegram delivered it: the lobby people see still works, and
-    the next change (or /newgame) sends it anew, since its message id never came back."""
+    """The send timed out after Telegram delivered it: the reply is tried again, the lobby
+    people see works and is the one stored. (A lobby whose id never came back, its retries
+    run out: tests/bot/test_dupes_lobby.py.)"""
     h = harness
     alice, bob = make_players(h, 2)
     group = h.fake.group(-2019, "Club", admins={alice})
