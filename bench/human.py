@@ -238,7 +238,7 @@ class Warnings(logging.Handler):
         self.seen: Counter[str] = Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.seen[str(record.msg)] += 1
+        self.seen[record.getMessage()] += 1
 
 
 @dataclass
