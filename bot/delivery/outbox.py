@@ -422,6 +422,14 @@ class Outbox:
         else:  # (just after a start, in a chat it has not written to)
             logger.info("chat %s: a lost send with no message known before it", chat_id)
 
+    def may_have_landed(self, chat_id: int, key: Hashable, after: int) -> None:
+        """A send of `key`, about to be made, may have landed before already, after message
+        `after` (a dead process made it and never stored its id: a game's result after the
+        table): remembered as a lost send, so that a copy right after `after` is deleted once
+        the send lands (`sweep`)."""
+        chat = self._chat(chat_id)
+        self._lost_send(chat_id, key, Orphans(after, chat.lost, chat=chat))
+
     async def _sweep_after(
         self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
     ) -> None:
