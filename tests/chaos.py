@@ -31,7 +31,8 @@ stopped with SIGTERM. What is checked (`Run.problems`, empty when all holds):
 - the bot's log has no ERROR line and no traceback;
 - no late tap dropped in silence: a tap on a replaced keyboard answered with no text must
   have been applied (the tapper's hand drawn anew at a later move before anyone else of that
-  game tapped again), else it must say why in words;
+  game tapped again) or be a true double tap (the same button as the player's own tap
+  before it), else it must say why in words;
 - nobody's time ran out (a hand that never came leaves its player waiting), and the bot
   stopped on SIGTERM with exit code 0 within `STOP_GRACE` seconds.
 """
@@ -572,6 +573,8 @@ class Chaos:
             answer = self.fake.answer_for(tap.query)
             if answer is None or answer.text:
                 continue  # unanswered: counted above; in words: as it should be
+            if tap.again:
+                continue  # the same button as the player's own tap before: a double tap
             if not self._applied(tap):
                 silent.append(tap)
         if silent:
