@@ -30,9 +30,9 @@ stopped with SIGTERM. What is checked (`Run.problems`, empty when all holds):
 - no call was answered 429 (faults are never 429s: every one is the bot's);
 - the bot's log has no ERROR line and no traceback;
 - no late tap dropped in silence: a tap on a replaced keyboard answered with no text must
-  have been applied (the tapper's hand drawn anew at a later move before anyone else of that
-  game tapped again) or be a true double tap (the same button as the player's own tap
-  before it), else it must say why in words;
+  have been applied (the tapper's hand drawn anew at a later move, or asking which move the
+  card means, before anyone else of that game tapped again) or be a true double tap (the
+  same button as the player's own tap before it), else it must say why in words;
 - nobody's time ran out (a hand that never came leaves its player waiting), and the bot
   stopped on SIGTERM with exit code 0 within `STOP_GRACE` seconds.
 """
@@ -55,7 +55,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.callbacks import LobbyData, MoveData, decode
+from bot.callbacks import LobbyData, MoveData, Refresh, decode
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import start_bot
@@ -610,7 +610,10 @@ class Chaos:
             and c.chat_id == tap.user
             and c.method in ("sendMessage", "editMessageText")
             and tap.at <= c.at <= until
-            and max(_moves(_markup(c.params)), default=-1) > tap.current
+            and (
+                max(_moves(_markup(c.params)), default=-1) > tap.current
+                or _choice(_markup(c.params))  # (a card that fits in several ways asks)
+            )
             for c in self.fake.calls
         )
 
@@ -660,6 +663,18 @@ def _game_buttons(message: FakeMessage) -> bool:
         for button in row:
             with contextlib.suppress(ValueError):
                 if isinstance(decode(button.callback_data), MoveData | LobbyData):
+                    return True
+    return False
+
+
+def _choice(markup: object) -> bool:
+    """Whether a hand's keyboard asks which of several moves a card means (it has Back)."""
+    rows = (markup or {}).get("inline_keyboard") or [] if isinstance(markup, dict) else []
+    for row in rows:
+        for button in row:
+            with contextlib.suppress(ValueError):
+                data = decode(button.get("callback_data", ""))
+                if isinstance(data, MoveData) and isinstance(data.intent, Refresh):
                     return True
     return False
 
