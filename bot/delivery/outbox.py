@@ -37,6 +37,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from bot.delivery.budget import Budgets, Limits
 from bot.ops import metrics
 from bot.render import Rendered
+from bot.telegram.polling import UPDATE_WORK
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
@@ -626,11 +627,14 @@ class Outbox:
 
     def _beside(self, work: Coroutine[Any, Any, None]) -> None:
         if self.spawn is not None:
-            self.spawn(work)
-            return
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            task = self.spawn(work)
+        else:
+            task = asyncio.get_running_loop().create_task(work)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        left = UPDATE_WORK.get()
+        if left is not None and isinstance(task, asyncio.Future):
+            left(task)  # (the update is handled once its answer is out too)
 
     async def _answer_later(
         self, data: dict[str, Any], arrived: float, chat: int | None, error: TelegramError

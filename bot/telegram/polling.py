@@ -18,7 +18,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, Final
 
 from telegram import Update
@@ -121,6 +122,13 @@ def polling_errors(
     return callback
 
 
+UPDATE_WORK: ContextVar[Callable[[asyncio.Future[Any]], None] | None] = ContextVar(
+    "update_work", default=None
+)
+"""Set while an update is handled (`TrackedUpdates`): what the update leaves running beside
+it (a tap's answer tried again, `Outbox.answer`) is handed to it, so that the update counts
+as handled once that is done too (a poll confirms it to Telegram only then)."""
+
 CONFIRM_WITHIN: Final = 1.0
 """Seconds a poll waits for the updates it would confirm to be handled (`Unconfirmed`)."""
 
@@ -145,9 +153,14 @@ class Unconfirmed:
     def fetched(self, update_ids: list[int]) -> None:
         self._ids.update(update_ids)
 
-    def handled(self, update_id: int) -> None:
-        self._ids.discard(update_id)
-        self._changed.set()
+    def handled(self, update_id: int, left: Sequence[asyncio.Future[Any]] = ()) -> None:
+        """Update `update_id` is handled once what it `left` running is done too."""
+        running = [f for f in left if not f.done()]
+        if not running:
+            self._ids.discard(update_id)
+            self._changed.set()
+            return
+        running[0].add_done_callback(lambda _: self.handled(update_id, running[1:]))
 
     async def confirm(self, offset: int) -> None:
         """Return once no update before `offset` is still being handled, or after
@@ -172,8 +185,11 @@ class TrackedUpdates(SimpleUpdateProcessor):
         self.unconfirmed = unconfirmed
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        left: list[asyncio.Future[Any]] = []
+        token = UPDATE_WORK.set(left.append)
         try:
             await coroutine
         finally:
+            UPDATE_WORK.reset(token)
             if isinstance(update, Update):
-                self.unconfirmed.handled(update.update_id)
+                self.unconfirmed.handled(update.update_id, left)
