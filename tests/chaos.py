@@ -31,7 +31,8 @@ stopped with SIGTERM. What is checked (`Run.problems`, empty when all holds):
 - the bot's log has no ERROR line and no traceback;
 - no late tap dropped in silence: a tap on a replaced keyboard answered with no text must
   have been applied (the tapper's hand drawn anew at a later move, or asking which move the
-  card means, before anyone else of that game tapped again) or be a true double tap (the
+  card means, before anyone else of that game tapped again; or the card tapped gone from
+  the hand drawn next) or be a true double tap (the
   same button as the player's own tap before it), else it must say why in words;
 - nobody's time ran out (a hand that never came leaves its player waiting), and the bot
   stopped on SIGTERM with exit code 0 within `STOP_GRACE` seconds.
@@ -55,7 +56,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.callbacks import LobbyData, MoveData, Refresh, decode
+from bot.callbacks import CardTap, LobbyData, MoveData, Refresh, decode
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import start_bot
@@ -588,7 +589,8 @@ class Chaos:
     def _applied(self, tap: LateTap) -> bool:
         """Whether the tapper's hand was drawn at a move later than the one shown when they
         tapped, before anyone else of their game tapped again after its answer (so that the
-        tap itself made that move)."""
+        tap itself made that move); or, for a card, whether their hand drawn next after the
+        answer no longer holds it (played)."""
         game = self.game_of[tap.user]
         answered = next(
             (
@@ -602,6 +604,8 @@ class Chaos:
         )
         if answered is None:
             return False
+        if self._card_played(tap, answered):
+            return True
         members = {u.id for u in self.seated[game]} - {tap.user}
         later = [at for user, at in self.people.tap_times if user in members and at > answered]
         until = min(later, default=float("inf"))
@@ -616,6 +620,26 @@ class Chaos:
             )
             for c in self.fake.calls
         )
+
+    def _card_played(self, tap: LateTap, answered: float) -> bool:
+        """Whether the card a late tap tapped is gone from the tapper's hand as drawn next
+        after the tap's answer (a hand's keyboard shows every card of it)."""
+        with contextlib.suppress(ValueError):
+            data = decode(tap.data)
+            if isinstance(data, MoveData) and isinstance(data.intent, CardTap):
+                card = data.intent.card
+                for c in self.fake.calls:
+                    if not (
+                        c.ok
+                        and c.chat_id == tap.user
+                        and c.method in ("sendMessage", "editMessageText")
+                        and c.at >= answered
+                    ):
+                        continue
+                    cards = _cards(_markup(c.params))
+                    if cards:
+                        return card not in cards
+        return False
 
     def _check_log(self) -> None:
         lines = self.bot.log.read_text(errors="replace").splitlines()
@@ -677,6 +701,19 @@ def _choice(markup: object) -> bool:
                 if isinstance(data, MoveData) and isinstance(data.intent, Refresh):
                     return True
     return False
+
+
+def _cards(markup: object) -> set[object]:
+    """The cards on a hand's keyboard."""
+    rows = (markup or {}).get("inline_keyboard") or [] if isinstance(markup, dict) else []
+    cards: set[object] = set()
+    for row in rows:
+        for button in row:
+            with contextlib.suppress(ValueError):
+                data = decode(button.get("callback_data", ""))
+                if isinstance(data, MoveData) and isinstance(data.intent, CardTap):
+                    cards.add(data.intent.card)
+    return cards
 
 
 def _method(name: str) -> Callable[[httpx.Request], bool]:

@@ -444,7 +444,7 @@ class People:
         update = self.users[uid].tap_raw(message, data)
         query = update["callback_query"]["id"]
         again = self._pressed.get(uid) == data
-        self.late_taps.append(LateTap(query, uid, tapped, current, time.time(), again))
+        self.late_taps.append(LateTap(query, uid, tapped, current, time.time(), again, data))
         return update
 
     def _candidates(self) -> set[int]:
@@ -506,6 +506,7 @@ class LateTap:
     current: int  # the move of the keyboard that replaced it
     at: float  # when it was made (time.time(), as `Call.at`)
     again: bool = False  # the same button as the player's own tap before: a double tap
+    data: str = ""  # the button's callback data
 
 
 @dataclass
