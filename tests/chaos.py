@@ -310,7 +310,14 @@ class Chaos:
         return lobbies[-1] if lobbies else None
 
     def _over(self, group: FakeGroup, mark: int) -> bool:
-        return any(m.message_id > mark and RESULT in m.text for m in self.fake.messages(group.id))
+        """Whether the group's game of the round that began at message `mark` is over: a
+        result after it that is not an earlier game's (posted again by a start after a kill
+        right after that game's last move, its copy deleted)."""
+        messages = self.fake.messages(group.id, include_deleted=True)
+        earlier = {m.text for m in messages if m.message_id <= mark and RESULT in m.text}
+        return any(
+            m.message_id > mark and RESULT in m.text and m.text not in earlier for m in messages
+        )
 
     def _tap(self, user: FakeUser, message: FakeMessage, button: str) -> None:
         update = user.tap(message, button)
