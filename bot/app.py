@@ -35,7 +35,7 @@ from bot.leader import (
 from bot.ops import metrics
 from bot.telegram import bot_username
 from bot.telegram.handlers import register
-from bot.telegram.polling import PollingWatch
+from bot.telegram.polling import PollingWatch, TrackedUpdates, Unconfirmed
 from bot.telegram.request import JsonRequest, UpdatesRequest
 from storage import (
     QUICK_CHECK_SECONDS,
@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 WATCH_KEY = "polling_watch"  # the PollingWatch that long polling's request reports to
 LEASE_CLOCK_KEY = "lease_clock"  # the clock by which this worker reckons its lease
 NAME_KEY = "worker_name"  # this worker's name among the workers (its database sessions')
+CONCURRENT_UPDATES = 256  # updates handled at once (PTB's processor)
 
 
 def build_application(
@@ -68,7 +69,6 @@ def build_application(
         Application.builder()
         .token(settings.bot_token.get_secret_value())
         .base_url(settings.bot_api_base_url)
-        .concurrent_updates(256)  # chats in parallel; bot.store serialises each chat
         .post_init(start_services)
         # run_polling: stop(), post_stop, shutdown() (closes the HTTP client), post_shutdown.
         # Pending table edits need the client: stop here. post_shutdown only catches a start
@@ -79,12 +79,19 @@ def build_application(
     # PTB's default for the bot's calls (a pool of 256 connections), on the shorter path.
     builder = builder.request(request or JsonRequest(connection_pool_size=256))
     watch = PollingWatch(settings.bot_api_host)
+    processor: TrackedUpdates | None = None
     if settings.webhook:  # Telegram posts the updates (bot.telegram.webhook): no Updater
         builder = builder.updater(None)
     else:  # PTB's default for long polling (one connection), reading taps without keyboards
-        builder = builder.get_updates_request(
-            get_updates_request or UpdatesRequest(connection_pool_size=1, watch=watch)
-        )
+        if get_updates_request is None:  # (a poll confirms only updates handled: a kill
+            unconfirmed = Unconfirmed()  # loses none; see `Unconfirmed`)
+            get_updates_request = UpdatesRequest(
+                connection_pool_size=1, watch=watch, unconfirmed=unconfirmed
+            )
+            processor = TrackedUpdates(CONCURRENT_UPDATES, unconfirmed)
+        builder = builder.get_updates_request(get_updates_request)
+    # chats in parallel; bot.store serialises each chat
+    builder = builder.concurrent_updates(processor or CONCURRENT_UPDATES)
     # No python-telegram-bot rate limiter: the bot keeps Telegram's limits itself, per chat
     # (bot.delivery.sender), and a 429 pauses that chat alone, not every chat of the bot.
     application = builder.build()

@@ -30,8 +30,10 @@ stopped with SIGTERM. What is checked (`Run.problems`, empty when all holds):
 - no call was answered 429 (faults are never 429s: every one is the bot's);
 - the bot's log has no ERROR line and no traceback;
 - no late tap dropped in silence: a tap on a replaced keyboard answered with no text must
-  have been applied (the tapper's hand drawn anew at a later move before anyone else of that
-  game tapped again), else it must say why in words;
+  have been applied (the tapper's hand drawn anew at a later move, or asking which move the
+  card means, before anyone else of that game tapped again; or the card tapped gone from
+  the hand drawn next) or be a true double tap (the
+  same button as the player's own tap before it), else it must say why in words;
 - nobody's time ran out (a hand that never came leaves its player waiting), and the bot
   stopped on SIGTERM with exit code 0 within `STOP_GRACE` seconds.
 """
@@ -54,7 +56,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.callbacks import LobbyData, MoveData, decode
+from bot.callbacks import CardTap, LobbyData, MoveData, Refresh, decode
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import start_bot
@@ -308,7 +310,14 @@ class Chaos:
         return lobbies[-1] if lobbies else None
 
     def _over(self, group: FakeGroup, mark: int) -> bool:
-        return any(m.message_id > mark and RESULT in m.text for m in self.fake.messages(group.id))
+        """Whether the group's game of the round that began at message `mark` is over: a
+        result after it that is not an earlier game's (posted again by a start after a kill
+        right after that game's last move, its copy deleted)."""
+        messages = self.fake.messages(group.id, include_deleted=True)
+        earlier = {m.text for m in messages if m.message_id <= mark and RESULT in m.text}
+        return any(
+            m.message_id > mark and RESULT in m.text and m.text not in earlier for m in messages
+        )
 
     def _tap(self, user: FakeUser, message: FakeMessage, button: str) -> None:
         update = user.tap(message, button)
@@ -572,6 +581,8 @@ class Chaos:
             answer = self.fake.answer_for(tap.query)
             if answer is None or answer.text:
                 continue  # unanswered: counted above; in words: as it should be
+            if tap.again:
+                continue  # the same button as the player's own tap before: a double tap
             if not self._applied(tap):
                 silent.append(tap)
         if silent:
@@ -585,7 +596,8 @@ class Chaos:
     def _applied(self, tap: LateTap) -> bool:
         """Whether the tapper's hand was drawn at a move later than the one shown when they
         tapped, before anyone else of their game tapped again after its answer (so that the
-        tap itself made that move)."""
+        tap itself made that move); or, for a card, whether their hand drawn next after the
+        answer no longer holds it (played)."""
         game = self.game_of[tap.user]
         answered = next(
             (
@@ -599,6 +611,8 @@ class Chaos:
         )
         if answered is None:
             return False
+        if self._card_played(tap, answered):
+            return True
         members = {u.id for u in self.seated[game]} - {tap.user}
         later = [at for user, at in self.people.tap_times if user in members and at > answered]
         until = min(later, default=float("inf"))
@@ -607,9 +621,32 @@ class Chaos:
             and c.chat_id == tap.user
             and c.method in ("sendMessage", "editMessageText")
             and tap.at <= c.at <= until
-            and max(_moves(_markup(c.params)), default=-1) > tap.current
+            and (
+                max(_moves(_markup(c.params)), default=-1) > tap.current
+                or _choice(_markup(c.params))  # (a card that fits in several ways asks)
+            )
             for c in self.fake.calls
         )
+
+    def _card_played(self, tap: LateTap, answered: float) -> bool:
+        """Whether the card a late tap tapped is gone from the tapper's hand as drawn next
+        after the tap's answer (a hand's keyboard shows every card of it)."""
+        with contextlib.suppress(ValueError):
+            data = decode(tap.data)
+            if isinstance(data, MoveData) and isinstance(data.intent, CardTap):
+                card = data.intent.card
+                for c in self.fake.calls:
+                    if not (
+                        c.ok
+                        and c.chat_id == tap.user
+                        and c.method in ("sendMessage", "editMessageText")
+                        and c.at >= answered
+                    ):
+                        continue
+                    cards = _cards(_markup(c.params))
+                    if cards:
+                        return card not in cards
+        return False
 
     def _check_log(self) -> None:
         lines = self.bot.log.read_text(errors="replace").splitlines()
@@ -659,6 +696,31 @@ def _game_buttons(message: FakeMessage) -> bool:
                 if isinstance(decode(button.callback_data), MoveData | LobbyData):
                     return True
     return False
+
+
+def _choice(markup: object) -> bool:
+    """Whether a hand's keyboard asks which of several moves a card means (it has Back)."""
+    rows = (markup or {}).get("inline_keyboard") or [] if isinstance(markup, dict) else []
+    for row in rows:
+        for button in row:
+            with contextlib.suppress(ValueError):
+                data = decode(button.get("callback_data", ""))
+                if isinstance(data, MoveData) and isinstance(data.intent, Refresh):
+                    return True
+    return False
+
+
+def _cards(markup: object) -> set[object]:
+    """The cards on a hand's keyboard."""
+    rows = (markup or {}).get("inline_keyboard") or [] if isinstance(markup, dict) else []
+    cards: set[object] = set()
+    for row in rows:
+        for button in row:
+            with contextlib.suppress(ValueError):
+                data = decode(button.get("callback_data", ""))
+                if isinstance(data, MoveData) and isinstance(data.intent, CardTap):
+                    cards.add(data.intent.card)
+    return cards
 
 
 def _method(name: str) -> Callable[[httpx.Request], bool]:

@@ -371,6 +371,7 @@ class People:
         self.queries: list[str] = []  # every tap's callback query id
         self.tapped: dict[int, str] = {}  # every tap's update id -> its callback query id
         self._tapped: dict[int, tuple[int, int, str]] = {}  # user -> message, edits, query
+        self._pressed: dict[int, str] = {}  # user -> the callback data of their last tap
         self._hands: dict[int, FakeMessage] = {}  # user -> their latest hand message
         self._look: set[int] = set(self.users)  # users whose hand changed since last looked
         self._ready_at: dict[int, float] = {}  # user -> when they are done thinking
@@ -439,9 +440,11 @@ class People:
         ]
         if tapped >= current or not playable:
             return None
-        update = self.users[uid].tap_raw(message, self.rng.choice(playable))
+        data = self.rng.choice(playable)
+        update = self.users[uid].tap_raw(message, data)
         query = update["callback_query"]["id"]
-        self.late_taps.append(LateTap(query, uid, tapped, current, time.time()))
+        again = self._pressed.get(uid) == data
+        self.late_taps.append(LateTap(query, uid, tapped, current, time.time(), again, data))
         return update
 
     def _candidates(self) -> set[int]:
@@ -482,6 +485,7 @@ class People:
             if update is None:
                 update = self.users[uid].tap(message, self.rng.choice(playable))
             query = update["callback_query"]["id"]
+            self._pressed[uid] = update["callback_query"]["data"]
             self.tap_times.append((uid, time.time()))
             self._tapped[uid] = (message.message_id, message.edits, query)
             self.queries.append(query)
@@ -501,6 +505,8 @@ class LateTap:
     tapped: int  # the move the tapped keyboard was drawn at
     current: int  # the move of the keyboard that replaced it
     at: float  # when it was made (time.time(), as `Call.at`)
+    again: bool = False  # the same button as the player's own tap before: a double tap
+    data: str = ""  # the button's callback data
 
 
 @dataclass

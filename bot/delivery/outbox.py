@@ -37,6 +37,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from bot.delivery.budget import Budgets, Limits
 from bot.ops import metrics
 from bot.render import Rendered
+from bot.telegram.polling import UPDATE_WORK
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
@@ -422,6 +423,14 @@ class Outbox:
         else:  # (just after a start, in a chat it has not written to)
             logger.info("chat %s: a lost send with no message known before it", chat_id)
 
+    def may_have_landed(self, chat_id: int, key: Hashable, after: int) -> None:
+        """A send of `key`, about to be made, may have landed before already, after message
+        `after` (a dead process made it and never stored its id: a game's result after the
+        table): remembered as a lost send, so that a copy right after `after` is deleted once
+        the send lands (`sweep`)."""
+        chat = self._chat(chat_id)
+        self._lost_send(chat_id, key, Orphans(after, chat.lost, chat=chat))
+
     async def _sweep_after(
         self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
     ) -> None:
@@ -618,11 +627,14 @@ class Outbox:
 
     def _beside(self, work: Coroutine[Any, Any, None]) -> None:
         if self.spawn is not None:
-            self.spawn(work)
-            return
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+            task = self.spawn(work)
+        else:
+            task = asyncio.get_running_loop().create_task(work)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        left = UPDATE_WORK.get()
+        if left is not None and isinstance(task, asyncio.Future):
+            left(task)  # (the update is handled once its answer is out too)
 
     async def _answer_later(
         self, data: dict[str, Any], arrived: float, chat: int | None, error: TelegramError

@@ -216,12 +216,15 @@ class Screens:
 
     # ---------------------------------------------------------------- a move's new state
 
-    async def show_state(self, record: GameRecord, *, actor: str | None = None) -> None:
-        """Show the new state: hands whose options changed, the table, the result."""
+    async def show_state(
+        self, record: GameRecord, *, actor: str | None = None, again: bool = False
+    ) -> None:
+        """Show the new state: hands whose options changed, the table, the result
+        (`again`: a result the process before may have posted, see `_send_result`)."""
         await self.hands(record, actor=actor)
         self.table(record)
         if record.status == "finished":
-            self._send_result(record, await self.evening(record))
+            self._send_result(record, await self.evening(record), again=again)
 
     async def evening(self, record: GameRecord) -> list[FinishedGame]:
         """The games of the evening a finished game ends (for the result's tally): the
@@ -265,7 +268,12 @@ class Screens:
         rendered = self._result(record, await self.evening(record), closed=True)
         self.post(record.chat_id, rendered, message_id=record.result_message_id)
 
-    def _send_result(self, record: GameRecord, evening: Sequence[FinishedGame] = ()) -> None:
+    def _send_result(
+        self, record: GameRecord, evening: Sequence[FinishedGame] = (), *, again: bool = False
+    ) -> None:
+        """Post the result. `again`: a process before this one may have posted it and died
+        before storing its id; such a copy would lie right after the table message, and is
+        deleted once this post lands (`Outbox.may_have_landed`)."""
         assert record.id is not None
         # one of the few group messages that notify
         rendered = replace(self._result(record, evening), notify=True)
@@ -275,7 +283,9 @@ class Screens:
             record.result_message_id = delivered.message_id  # the results not posted)
             self.store.background.spawn(self._result_posted(game_id, delivered.message_id))
 
-        self.sender.once(record.chat_id, rendered, on_done=posted)
+        key = self.sender.once(record.chat_id, rendered, on_done=posted)
+        if again and record.table_message_id is not None:
+            self.out.may_have_landed(record.chat_id, key, after=record.table_message_id)
 
     async def _result_posted(self, game_id: int, message_id: int) -> None:
         try:

@@ -253,9 +253,10 @@ class Sender:
         reply_to: int | None = None,
         priority: Priority = Priority.ONCE,
         on_done: Done | None = None,
-    ) -> None:
+    ) -> Hashable:
         """A message that matters once: sent (or `message_id` edited, sent anew if it is
-        gone) when the chat's budget allows, never dropped for a 429."""
+        gone) when the chat's budget allows, never dropped for a 429. Its slot's key (the
+        key its sends go out under, `Outbox.send`)."""
         key = ("once", next(self._seq))
         slot = self._slots[key] = Slot(
             key, chat_id, priority, message_id=message_id, kept=True, release=True
@@ -264,6 +265,7 @@ class Sender:
         slot.reply_to = reply_to
         slot.on_done = on_done
         self._want(slot)
+        return key
 
     def retire(
         self, chat_id: int, message_id: int, last_words: Rendered | None, *, delete: bool = True

@@ -323,7 +323,7 @@ class Deadlines(Room):
             if record.game is None or not record.game.is_over:
                 continue
             if record.result_message_id is None:
-                await self.screens.show_state(record)
+                await self.screens.show_state(record, again=True)
             else:
                 self.screens.table(record)
                 await self.screens.hands(record, force=True)

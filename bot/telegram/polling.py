@@ -14,12 +14,17 @@ does); `UpdatesRequest` tells of each timeout, which the loop retries at once wi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
+from typing import Any, Final
 
+from telegram import Update
 from telegram.error import NetworkError, TelegramError
-from telegram.ext import Application
+from telegram.ext import Application, SimpleUpdateProcessor
 
 logger = logging.getLogger(__name__)
 
@@ -115,3 +120,76 @@ def polling_errors(
             application.create_task(application.process_error(update=None, error=error))
 
     return callback
+
+
+UPDATE_WORK: ContextVar[Callable[[asyncio.Future[Any]], None] | None] = ContextVar(
+    "update_work", default=None
+)
+"""Set while an update is handled (`TrackedUpdates`): what the update leaves running beside
+it (a tap's answer tried again, `Outbox.answer`) is handed to it, so that the update counts
+as handled once that is done too (a poll confirms it to Telegram only then)."""
+
+CONFIRM_WITHIN: Final = 1.0
+"""Seconds a poll waits for the updates it would confirm to be handled (`Unconfirmed`)."""
+
+
+class Unconfirmed:
+    """The updates long polling handed to python-telegram-bot and not yet handled.
+
+    A poll confirms every update before its `offset`: Telegram forgets them. PTB polls again
+    as soon as it has queued a batch, so a bot killed while it handles a tap (the move stored,
+    its answer not yet sent) would lose it for good: the next process never hears of it and
+    the tap is never answered. So a poll that would confirm an update still being handled
+    waits until it is handled, for `CONFIRM_WITHIN` s at most (then it confirms it anyway:
+    one slow update does not hold every chat's taps back); the next process gets the
+    updates a killed one had not handled, and answers them (a move that was stored is
+    judged against the game as it is now)."""
+
+    def __init__(self, within: float = CONFIRM_WITHIN) -> None:
+        self.within = within
+        self._ids: set[int] = set()
+        self._changed = asyncio.Event()
+
+    def fetched(self, update_ids: list[int]) -> None:
+        self._ids.update(update_ids)
+
+    def handled(self, update_id: int, left: Sequence[asyncio.Future[Any]] = ()) -> None:
+        """Update `update_id` is handled once what it `left` running is done too."""
+        running = [f for f in left if not f.done()]
+        if not running:
+            self._ids.discard(update_id)
+            self._changed.set()
+            return
+        running[0].add_done_callback(lambda _: self.handled(update_id, running[1:]))
+
+    async def confirm(self, offset: int) -> None:
+        """Return once no update before `offset` is still being handled, or after
+        `within` s."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.within
+        while any(i < offset for i in self._ids):
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(left):
+                    await self._changed.wait()
+
+
+class TrackedUpdates(SimpleUpdateProcessor):
+    """PTB's processor of concurrent updates that tells `Unconfirmed` when each is handled."""
+
+    def __init__(self, max_concurrent_updates: int, unconfirmed: Unconfirmed) -> None:
+        super().__init__(max_concurrent_updates)
+        self.unconfirmed = unconfirmed
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        left: list[asyncio.Future[Any]] = []
+        token = UPDATE_WORK.set(left.append)
+        try:
+            await coroutine
+        finally:
+            UPDATE_WORK.reset(token)
+            if isinstance(update, Update):
+                self.unconfirmed.handled(update.update_id, left)

@@ -64,7 +64,7 @@ from bot.ops import metrics
 if TYPE_CHECKING:
     from telegram._utils.types import JSONDict, ODVInput
 
-    from bot.telegram.polling import PollingWatch
+    from bot.telegram.polling import PollingWatch, Unconfirmed
 
 _MAX_URLS = 256
 """Parsed URLs kept: one per Bot API method called, far fewer in practice."""
@@ -300,11 +300,18 @@ class UpdatesRequest(HTTPXRequest):
     With a ``watch``, it tells it of every poll that timed out and every poll answered (see
     `bot.telegram.polling`)."""
 
-    __slots__ = ("_watch",)
+    __slots__ = ("_unconfirmed", "_watch")
 
-    def __init__(self, *, watch: PollingWatch | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        watch: PollingWatch | None = None,
+        unconfirmed: Unconfirmed | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._watch = watch
+        self._unconfirmed = unconfirmed
 
     async def do_request(
         self,
@@ -316,6 +323,11 @@ class UpdatesRequest(HTTPXRequest):
         connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
         pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
+        unconfirmed = self._unconfirmed
+        if unconfirmed is not None and request_data is not None:
+            offset = request_data.parameters.get("offset")
+            if isinstance(offset, int):  # (what it confirms is handled first, or soon)
+                await unconfirmed.confirm(offset)
         try:
             answer = await super().do_request(
                 url,
@@ -332,6 +344,8 @@ class UpdatesRequest(HTTPXRequest):
             raise
         if self._watch is not None and answer[0] == HTTPStatus.OK:
             self._watch.answered()
+        if unconfirmed is not None and answer[0] == HTTPStatus.OK:
+            unconfirmed.fetched(_update_ids(answer[1]))
         return answer
 
     @staticmethod
@@ -351,6 +365,17 @@ class UpdatesRequest(HTTPXRequest):
                         kept["reply_markup"] = {"inline_keyboard": [[button]]}
                     query["message"] = kept
         return data
+
+
+def _update_ids(payload: bytes) -> list[int]:
+    """The ids of the updates a poll's answer brings (none if it cannot be read)."""
+    try:
+        result = orjson.loads(payload).get("result")
+    except (orjson.JSONDecodeError, AttributeError):
+        return []
+    if not isinstance(result, list):
+        return []
+    return [u["update_id"] for u in result if isinstance(u, dict) and "update_id" in u]
 
 
 def _tapped(message: JSONDict, data: object) -> JSONDict | None:

@@ -15,11 +15,12 @@ from tests.chaos import run
 
 @pytest.mark.xfail(
     strict=False,
-    reason="fails on main eafd654, before the fixes of #34: late taps answered with no text "
-    "and not applied (#34 item 2); /start's and /newgame's replies lost to one 500 with an "
-    "ERROR and a traceback (item 3); taps never answered when answerCallbackQuery met a fault "
-    "or a kill (item 4); results posted twice after a kill or a lost answer, a second lobby "
-    "left live with Join, hands left with live buttons (item 5)",
+    reason="not yet reliable (passes with seeds 3 and 5, not 7): a hand whose sendMessage "
+    "landed while the bot was killed (its id never stored) keeps live buttons after the game "
+    "ends, the next start having sent another; a tap whose answer met a fault more than a "
+    "second before a kill stays unanswered; a late Pass, Take or Back answered quietly (taken) "
+    "is not always told apart from one dropped, when another player's tap came between its "
+    "answer and its player's next hand",
 )
 async def test_games_end_whole_through_telegram_faults_and_kills(tmp_path: Path) -> None:
     result = await run(tmp_path, games=3, players=3, faults=100, rate=0.12, kills=4, seed=3)

@@ -42,6 +42,7 @@ class LoopbackBotAPI:
         self.dropped = 0  # connections dropped unanswered while the network was cut
         self._hold: Callable[[httpx.Request], bool] | None = None
         self._released = asyncio.Event()
+        self._dropping = False  # `release(drop=True)`: the held requests are dropped
         self.held: list[httpx.Request] = []  # requests kept back by `hold` so far
 
     @property
@@ -92,7 +93,10 @@ class LoopbackBotAPI:
         self._hold = condition
         self._released.clear()
 
-    def release(self) -> None:
+    def release(self, *, drop: bool = False) -> None:
+        """Let the held requests through; `drop`: they never reach the fake, as a request a
+        process died before sending (their connections are closed unanswered)."""
+        self._dropping = drop
         self._hold = None
         self._released.set()
 
@@ -119,6 +123,8 @@ class LoopbackBotAPI:
                     async with self._answered:
                         self._answered.notify_all()
                     await self._released.wait()
+                    if self._dropping:
+                        break
                 try:
                     response = await self.fake._handle(request)
                 except httpx.TimeoutException:
