@@ -5,6 +5,7 @@ landed first is found and deleted, so that the group shows one table and one res
 from __future__ import annotations
 
 import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.delivery import SendError
 from bot.delivery.screens import Screens
@@ -101,12 +102,12 @@ async def test_another_message_whose_answer_was_lost_is_never_taken_for_a_copy(
     assert h.fake.message(group.id, rules.message_id).edits == 0
 
 
-async def test_a_result_posted_again_after_a_crash_goes_at_a_tap_on_either(
+async def test_a_copy_of_a_result_goes_at_a_tap_on_its_button(
     harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The result landed and the bot died before it stored so: the next start posts it
-    again (it cannot tell). A tap on the older one's "Ready for another" works as on the
-    other and deletes the older one: one result left."""
+    """A copy of the result the next start could not find (tests/bot/test_chaosfix_result.py:
+    the one right after the table is found): a tap on its "Ready for another" works as on
+    the result and deletes the copy: one result left."""
     h = harness
     group = await two_players(h, -9206)
     alice = h.users[1]
@@ -120,10 +121,21 @@ async def test_a_result_posted_again_after_a_crash_goes_at_a_tap_on_either(
         await h.settle()
     await h.restart()
     await h.settle()
-    old, new = results(h, group)
-    tap = alice.tap(old, "Ready for another")
-    await h.send(tap)
-    assert results(h, group) == [new]
+    (result,) = results(h, group)
+    # The copy a dead bot left where no sweep looks: the bot's own message, unknown here.
+    keyboard = InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(b.text, callback_data=b.callback_data) for b in row]
+            for row in result.buttons
+        ]
+    )
+    async with h.fake.bot() as bot:
+        await bot.send_message(group.id, result.text, reply_markup=keyboard)
+    h.timing.advance(5)
+    copy = next(m for m in results(h, group) if m.message_id != result.message_id)
+    await h.send(alice.tap(copy, "Ready for another"))
+    assert results(h, group) == [result]
+    assert h.fake.message(group.id, copy.message_id).deleted
     assert h.rooms.store.live(group.id).status == "lobby"
 
 
