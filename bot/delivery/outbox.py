@@ -332,6 +332,24 @@ class Outbox:
             what = f"retry after {retry_after_seconds(error):g} s"
         logger.warning("Telegram fault: %s to %s: %s (%s)", method, _chat_kind(chat_id), kind, what)
 
+    async def _again(
+        self,
+        method: str,
+        chat_id: object,
+        error: TelegramError,
+        wait: float,
+        since: float,
+        within: float,
+    ) -> bool:
+        """Before `method` is tried again after Telegram's fault `error`: wait `wait` s (a
+        429: its `retry_after`). False, and the reply counted as lost, where that would pass
+        `within` s after `since`, or a stop gave up the retries meanwhile."""
+        pause = retry_after_seconds(error) if isinstance(error, RetryAfter) else wait
+        if self.timing.now() + pause > since + within or not await self._pause(pause):
+            self._lost(method, chat_id, self.timing.now() - since)
+            return False
+        return True
+
     def _lost(self, method: str, chat_id: object, seconds: float) -> None:
         metrics.reply_lost(method)
         logger.warning(
@@ -386,10 +404,7 @@ class Outbox:
                     self._lost_send(chat_id, copy, floor)
                 if not patient or not telegram_fault(exc):
                     raise
-                pause = retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
-                spent = self.timing.now() - started
-                if spent + pause > REPLY_WITHIN or not await self._pause(pause):
-                    self._lost("sendMessage", chat_id, self.timing.now() - started)
+                if not await self._again("sendMessage", chat_id, exc, wait, started, REPLY_WITHIN):
                     raise
             wait *= 2
             budgeted = False  # (the next try is counted as it goes)
@@ -643,9 +658,9 @@ class Outbox:
         arrived."""
         wait = FIRST_ANSWER_RETRY
         while True:
-            pause = retry_after_seconds(error) if isinstance(error, RetryAfter) else wait
-            if self.timing.now() + pause > arrived + ANSWER_WITHIN or not await self._pause(pause):
-                self._lost("answerCallbackQuery", chat, self.timing.now() - arrived)
+            if not await self._again(
+                "answerCallbackQuery", chat, error, wait, arrived, ANSWER_WITHIN
+            ):
                 return
             wait *= 2
             try:
