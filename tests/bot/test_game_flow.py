@@ -844,6 +844,7 @@ async def test_a_keyboard_stays_valid_while_nothing_it_shows_changes(harness: Bo
     tap = carol.tap(carol_keyboard, "6♦")
     await h.send(tap)
     assert "out of date" not in (h.fake.answer_for(tap).text or "")
+    assert h.fake.answer_for(tap).text is None  # obeyed as on the current keyboard
     assert [str(a) for a, _ in game.table] == ["6♠", "6♦"]
 
 

@@ -203,27 +203,3 @@ async def test_a_late_tap_whose_card_still_fits_is_not_played_in_another_sense(
         "Too late: Bob moved first. Your hand shows where it is now."
     )
     assert [str(a) for a, _ in game.table] == ["6♠"]
-
-
-async def test_an_older_keyboard_that_still_shows_the_game_is_obeyed(harness: BotHarness) -> None:
-    """Carol's keyboard is older than the game, but Alice's Done changed nothing of it."""
-    h = harness
-    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
-    group = h.fake.group(-3406, "Club", admins={alice})
-    await h.open_game(group, [alice, bob, carol])
-    game = Game.from_position(
-        {"1": "6♠ 6♥ 9♦", "2": "7♠ 10♣ J♣", "3": "6♦ 8♥ K♦"},
-        trump="A♣",
-        stock="7♣ 8♣",
-        attacker="1",
-    )
-    await h.set_position(group, game)
-    await h.send(alice.tap(h.hand_message(alice), "6♠"))
-    await h.send(bob.tap(h.hand_message(bob), "7♠"))
-    keyboard = h.hand_message(carol)
-    six = data_of(keyboard, "6♦")
-    await h.send(alice.tap(h.hand_message(alice), "Done"))
-    tap = carol.tap_raw(keyboard, six)
-    await h.send(tap)
-    assert h.fake.answer_for(tap).text is None
-    assert [str(a) for a, _ in game.table] == ["6♠", "6♦"]
