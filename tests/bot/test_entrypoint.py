@@ -21,7 +21,7 @@ from engine import COMPILED, Card, Game
 from storage import Database, NotFound
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
-from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
+from tests.fakes.telegram import Call, FakeGroup, FakeMessage, FakeTelegram, FakeUser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,23 @@ async def until(
     except TimeoutError:
         path = LOGS.get(process)
         tail = path.read_text().splitlines()[-60:] if path is not None else []
-        raise AssertionError("the bot never got there; its log ends:\n" + "\n".join(tail)) from None
+        raise AssertionError(
+            "the bot never got there; its log ends:\n"
+            + "\n".join(tail)
+            + "\nits last Bot API calls:\n"
+            + "\n".join(_summary(call) for call in server.fake.calls[-25:])
+            + f"\nupdates not yet confirmed: {len(server.fake.webhook_updates())}"
+        ) from None
+
+
+def _summary(call: Call) -> str:
+    """One line of a Bot API call, for a failed test's message."""
+    params = call.params
+    said = params.get("text") or params.get("caption") or ""
+    return (
+        f"{call.method} chat={params.get('chat_id')} message={params.get('message_id')} "
+        f"ok={call.ok} {str(said)[:80]!r}"
+    )
 
 
 async def stop_bot(process: asyncio.subprocess.Process, workdir: Path) -> str:
