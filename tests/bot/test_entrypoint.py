@@ -308,6 +308,9 @@ async def test_python_m_bot_plays_a_whole_game_through_a_crash(tmp_path: Path) -
         try:
             for user in players:
                 fake.queue(user.start_private())
+            # Their /start is handled first: an opener the bot may not write to yet gets
+            # no seat (the lobby offers the link), and Start would find one player.
+            await until(server, bot, lambda: all(fake.messages(u.id) for u in players))
             fake.queue(alice.send(group, "/newgame"))
             await until(server, bot, lambda: "Alice" in lobby_text(fake, group))
             lobby = next(m for m in fake.messages(group.id) if "Join" in m.button_texts)

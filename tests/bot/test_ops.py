@@ -162,6 +162,8 @@ async def test_a_running_bot_is_ready_leads_counts_a_played_game_and_is_not_read
             fake.fail_next("sendMessage", 429, retry_after=1, chat_id=group.id)
             for user in (alice, bob):
                 fake.queue(user.start_private())
+            # (their /start first: an opener the bot may not write to yet gets no seat)
+            await until(server, bot, lambda: all(fake.messages(u.id) for u in (alice, bob)))
             fake.queue(alice.send(group, "/newgame"))
             await until(server, bot, lambda: "Alice" in lobby_text(fake, group))
             lobby = next(m for m in fake.messages(group.id) if "Join" in m.button_texts)
