@@ -131,6 +131,25 @@ seat-passed-take = fertig
 seat-may-add = darf zuwerfen
 seat-durak = Durak
 
+## Mini App page (bot/miniapp/static/app.js; plain text, { $name } filled in by the page)
+
+app-page-title = Durak
+app-page-no-game = Hier läuft kein Spiel.
+app-page-you = du
+app-page-role-attacker = greift an
+app-page-role-defender = verteidigt
+app-page-role-thrower = wirft zu
+app-page-role-out = raus
+app-page-stock = Stapel
+app-page-discard = Ablage
+app-page-table-empty = Keine Karten auf dem Tisch.
+app-page-watching = Du schaust zu.
+app-page-choose = Was soll diese Karte tun?
+app-page-cancel = Abbrechen
+app-page-failed = Keine Antwort. Versuch es noch einmal.
+app-page-reconnecting = Verbinde neu…
+app-page-game-over = Spiel vorbei
+
 ## Die Hand (privat)
 
 hand-title = Durak in <b>{ $chat }</b>

@@ -131,6 +131,25 @@ seat-passed-take = done
 seat-may-add = may throw in
 seat-durak = durak
 
+## Mini App page (bot/miniapp/static/app.js; plain text, { $name } filled in by the page)
+
+app-page-title = Durak
+app-page-no-game = No game here.
+app-page-you = you
+app-page-role-attacker = attacks
+app-page-role-defender = defends
+app-page-role-thrower = throws in
+app-page-role-out = out
+app-page-stock = Stock
+app-page-discard = Discard pile
+app-page-table-empty = No cards on the table.
+app-page-watching = You are watching.
+app-page-choose = What should this card do?
+app-page-cancel = Cancel
+app-page-failed = No answer. Try again.
+app-page-reconnecting = Reconnecting…
+app-page-game-over = Game over
+
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>

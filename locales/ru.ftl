@@ -151,6 +151,25 @@ seat-passed-take = пас
 seat-may-add = может подкинуть
 seat-durak = дурак
 
+## Mini App page (bot/miniapp/static/app.js; plain text, { $name } filled in by the page)
+
+app-page-title = Дурак
+app-page-no-game = Здесь нет игры.
+app-page-you = ты
+app-page-role-attacker = ходит
+app-page-role-defender = отбивается
+app-page-role-thrower = подкидывает
+app-page-role-out = вне игры
+app-page-stock = Колода
+app-page-discard = Отбой
+app-page-table-empty = На столе пусто.
+app-page-watching = Ты смотришь игру.
+app-page-choose = Что сделать этой картой?
+app-page-cancel = Отмена
+app-page-failed = Нет ответа. Попробуй ещё раз.
+app-page-reconnecting = Переподключение…
+app-page-game-over = Игра окончена
+
 ## Рука (личный чат)
 
 hand-title = Дурак · <b>{ $chat }</b>
