@@ -5,8 +5,9 @@ It serves the page's static folder at ``/app/`` and answers the three calls of t
 language read from ``locales/``, the game; or a scripted refusal), ``api/events`` (server-sent
 events: the current state on every connection, then each state the test `push`es; `drop`
 ends every open stream, `expire` makes the tokens given so far answer 401) and ``api/move``
-(recorded in `moves`, answered with `move_answer`). The states a test starts from are built
-by `mid_bout`, `onlooker`, `thrower` and `game_over`.
+(recorded in `moves`, answered with `move_answer`, after `move_gate` if one is set);
+`wait_until` waits for what the browser asked. The states a test starts from are built by
+`mid_bout`, `onlooker`, `thrower` and `game_over`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import copy
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -176,12 +178,15 @@ class MiniAppStandIn:
         self.move_answer: dict[str, Any] = {"ok": True, "text": None}
         self.sessions: list[dict[str, Any]] = []
         self.moves: list[tuple[str, dict[str, Any]]] = []  # (Authorization, body)
+        # while set and not yet set free, api/move waits before it answers (a slow server)
+        self.move_gate: asyncio.Event | None = None
         self.connects = 0  # event streams opened (with a good token)
         self.refused = 0  # event streams refused (401)
         self._tokens: set[str] = set()
         self._numbers = itertools.count(1)
         self._streams: set[asyncio.Queue[State | None]] = set()
         self._runner: web.AppRunner | None = None
+        self._seen = asyncio.Condition()  # notified at every session, stream and move
         self.port = 0
 
     @property
@@ -204,6 +209,16 @@ class MiniAppStandIn:
     def expire(self) -> None:
         """The tokens given so far are no longer good (api/events and api/move: 401)."""
         self._tokens.clear()
+
+    async def wait_until(self, done: Callable[[], bool], seconds: float = 10.0) -> None:
+        """Returns once `done()` holds, checked at every session, stream and move this
+        server sees (the browser calls on its own time)."""
+        async with asyncio.timeout(seconds), self._seen:
+            await self._seen.wait_for(done)
+
+    async def _saw(self) -> None:
+        async with self._seen:
+            self._seen.notify_all()
 
     # -- the server ----------------------------------------------------------------
 
@@ -237,6 +252,7 @@ class MiniAppStandIn:
 
     async def _session(self, request: web.Request) -> web.Response:
         self.sessions.append(await request.json())
+        await self._saw()
         if self.session_answer is not None:
             status, body = self.session_answer
             return web.json_response(body, status=status)
@@ -255,12 +271,14 @@ class MiniAppStandIn:
     async def _events(self, request: web.Request) -> web.StreamResponse:
         if request.query.get("token") not in self._tokens:
             self.refused += 1
+            await self._saw()
             return self._refusal()
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
         self.connects += 1
+        await self._saw()
         queue: asyncio.Queue[State | None] = asyncio.Queue()
         queue.put_nowait(copy.deepcopy(self.state))
         self._streams.add(queue)
@@ -279,4 +297,7 @@ class MiniAppStandIn:
         if authorization.removeprefix("Bearer ") not in self._tokens:
             return self._refusal()
         self.moves.append((authorization, await request.json()))
+        await self._saw()
+        if self.move_gate is not None:
+            await self.move_gate.wait()
         return web.json_response(self.move_answer)

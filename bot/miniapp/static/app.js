@@ -210,6 +210,7 @@ function drawMe(next) {
     node.type = "button";
     node.append(cardNode(card));
     node.dataset.card = card;
+    node.setAttribute("aria-label", card);
     if (own.length) node.classList.add("legal");
     else if (withCard) node.classList.add("dim");
     node.disabled = !own.length;
