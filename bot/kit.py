@@ -106,6 +106,14 @@ class Kit:
             self._computer_names[key] = name
         return name
 
+    def app_link(self, record: GameRecord) -> str | None:
+        """The Mini App's direct link to this game (a group's "Table" button), where
+        WEBAPP_URL and WEBAPP_NAME are set."""
+        settings = self.settings
+        if not settings.webapp_url or not settings.webapp_name or record.id is None:
+            return None
+        return f"https://t.me/{self.bot_username}/{settings.webapp_name}?startapp=g{record.id}"
+
     def deep_link(self, payload: str = "") -> str:
         base = f"https://t.me/{self.bot_username}"
         return f"{base}?start={payload}" if payload else base

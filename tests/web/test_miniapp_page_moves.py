@@ -42,7 +42,7 @@ async def test_a_card_with_two_actions_asks_which(browser: Any) -> None:
         await page.locator('#hand .hand-card[data-card="Q♥"]').click()
         chooser = page.locator("#chooser")
         await expect(chooser).to_be_visible()
-        await expect(page.locator("#chooser-title")).to_have_text("What should this card do?")
+        await expect(page.locator("#chooser-title")).to_have_text("Which one?")
         await expect(chooser.locator("button")).to_have_text(
             ["Cover 9♠ with Q♥", "Cover 9♣ with Q♥", "Cancel"]
         )

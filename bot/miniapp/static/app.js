@@ -130,6 +130,7 @@ function seatNode(seat, withFan) {
   if (seat.role && ROLE[seat.role]) {
     foot.append(el("span", "badge role " + seat.role, t(ROLE[seat.role])));
   }
+  if (seat.to_act && seat.you && !state.over) foot.append(el("span", "badge turn", t("app-your-turn")));
   if (seat.to_act && state.deadline && !state.over) foot.append(timerNode(state.deadline));
   node.append(foot);
   return node;
@@ -147,8 +148,12 @@ function render(next) {
 
   const stock = $("stock");
   stock.replaceChildren();
-  stock.title = t("app-page-stock");
-  if (next.trump && next.trump.card) stock.append(cardNode(next.trump.card, "trump"));
+  stock.title = t("app-stock");
+  if (next.trump && next.trump.card) {
+    const trump = cardNode(next.trump.card, "trump");
+    trump.title = t("app-trump");
+    stock.append(trump);
+  }
   const backs = next.trump && next.trump.card ? next.stock - 1 : next.stock;
   if (backs > 0) stock.append(cardNode(null, "pile-top"));
   const suit = next.trump ? next.trump.suit : "";
@@ -160,7 +165,7 @@ function render(next) {
   }
   const discard = $("discard");
   discard.replaceChildren();
-  discard.title = t("app-page-discard");
+  discard.title = t("app-discard");
   if (next.discard > 0) discard.append(cardNode(null, "pile-top"));
   discard.append(el("span", "deck-count", next.discard));
 
@@ -177,7 +182,7 @@ function render(next) {
   const status = $("status");
   status.replaceChildren();
   if (next.over) {
-    status.append(el("strong", "over", t("app-page-game-over")), el("span", "", next.result || ""));
+    status.append(el("strong", "over", t("app-result")), el("span", "", next.result || ""));
   } else {
     status.textContent = next.status || "";
   }
@@ -197,7 +202,7 @@ function drawMe(next) {
   const actions = $("actions");
   actions.replaceChildren();
   if (next.hand === null || next.hand === undefined) {
-    mySeat.append(el("span", "watching", t("app-page-watching")));
+    mySeat.append(el("span", "watching", t("app-onlooker")));
     return;
   }
   if (mine) mySeat.append(seatNode(mine, false));
@@ -237,7 +242,7 @@ function tapCard(card, node) {
 
 function choose(options, node) {
   const box = $("chooser");
-  $("chooser-title").textContent = t("app-page-choose");
+  $("chooser-title").textContent = t("app-choose");
   const list = $("chooser-options");
   list.replaceChildren();
   for (const option of options) {
@@ -324,7 +329,7 @@ async function session() {
   gameRef = body.game;
   if (body.lang) document.documentElement.lang = body.lang;
   if (strings["app-page-title"]) document.title = strings["app-page-title"];
-  $("offline").textContent = t("app-page-reconnecting");
+  $("offline").textContent = t("app-reconnecting");
   return { ok: true };
 }
 
@@ -358,7 +363,7 @@ async function connect(fresh) {
     if (!answer.ok) return fatal(answer.message);
   }
   if (!gameRef) {
-    $("notice").replaceChildren(el("p", "message", t("app-page-no-game")));
+    $("notice").replaceChildren(el("p", "message", t("app-no-game")));
     document.body.dataset.state = "no-game";
     return;
   }
