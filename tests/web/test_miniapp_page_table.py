@@ -74,7 +74,9 @@ async def test_a_seated_player_sees_the_table_and_their_hand_with_playable_cards
 async def test_an_onlooker_sees_the_table_and_no_hand(browser: Any) -> None:
     async with MiniAppStandIn(onlooker()) as server:
         page = (await open_page(browser, server.url)).page
-        await expect(page.locator("#my-seat")).to_have_text("You are watching. Only the players see their cards.")
+        await expect(page.locator("#my-seat")).to_have_text(
+            "You are watching. Only the players see their cards."
+        )
         # every seat is along the top, none marked as the viewer's
         await expect(page.locator("#seats .seat")).to_have_count(3)
         await expect(page.locator("#seats .you")).to_have_count(0)
