@@ -33,7 +33,7 @@ APP_NAME = "table"
 
 
 def init_data(
-    h: BotHarness,
+    now: float,
     user_id: int,
     name: str,
     lang: str = "en",
@@ -43,7 +43,7 @@ def init_data(
     **more: str,
 ) -> str:
     user = json.dumps({"id": user_id, "first_name": name, "language_code": lang})
-    fields = {"auth_date": str(int(h.clock().timestamp() - age)), "user": user, **more}
+    fields = {"auth_date": str(int(now - age)), "user": user, **more}
     return sign_init_data(token, fields)
 
 
@@ -61,7 +61,8 @@ class Mini:
     async def session(
         self, user_id: int, name: str, lang: str = "en", start: str = "", **options: Any
     ) -> httpx.Response:
-        body = {"init_data": init_data(self.h, user_id, name, lang, **options), "start": start}
+        now = self.h.clock().timestamp()
+        body = {"init_data": init_data(now, user_id, name, lang, **options), "start": start}
         return await self.client.post(self.base + "api/session", json=body)
 
     async def token(self, user_id: int, name: str, lang: str = "en") -> str:
