@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from bot.leader import DATABASE_KEY
-from bot.miniapp.auth import sign_init_data
+from bot.miniapp.auth import game_ref, sign_init_data
 from bot.miniapp.routes import MiniApp
 from bot.ops.health import Health
 from bot.web import WebServer
@@ -30,6 +30,12 @@ WAIT = 10.0
 """The most a test waits for a state (a safety net: it comes within milliseconds)."""
 APP_URL = "https://bot.example/app/"
 APP_NAME = "table"
+
+
+def ref_of(game_id: int | None) -> str:
+    """The page's reference of a game (as the bot makes it with the test token)."""
+    assert game_id is not None
+    return game_ref(TOKEN, game_id)
 
 
 def init_data(

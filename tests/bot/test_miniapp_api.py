@@ -17,13 +17,12 @@ from bot.app import build_application
 from bot.i18n import Translator
 from bot.miniapp.live import Live, TooMany
 from bot.miniapp.routes import MiniApp
-from bot.miniapp.views import game_ref
 from bot.ops.health import Health
 from bot.web import WebServer
 from engine import Game, Rules
 from storage import GameRecord
 from tests.bot.conftest import TOKEN, BotHarness, make_settings
-from tests.bot.miniapp_client import WAIT, Mini, Viewer, init_data, serving
+from tests.bot.miniapp_client import WAIT, Mini, Viewer, init_data, ref_of, serving
 from tests.fakes.telegram import FakeGroup, FakeUser
 
 TR = Translator()
@@ -111,10 +110,17 @@ async def test_a_bad_or_expired_token_gets_no_stream(mini: Mini) -> None:
     forged = await mini.client.get(url, params={"token": token[:-2] + "xx", "game": "g1"})
     assert forged.status_code == 401 and forged.json()["error"] == "forged"
     h.clock.advance(3601)  # the session token's hour is up: the page asks for a new one
-    expired = await mini.client.get(url, params={"token": token, "game": game_ref(record.id)})
+    expired = await mini.client.get(url, params={"token": token, "game": ref_of(record.id)})
     assert expired.status_code == 401 and expired.json()["error"] == "expired"
-    nothing = await mini.client.get(url, params={"token": await mini.token(1, "Alice")})
+    fresh = await mini.token(1, "Alice")
+    nothing = await mini.client.get(url, params={"token": fresh})
     assert nothing.status_code == 400
+    guessed = await mini.client.get(url, params={"token": fresh, "game": f"g{record.id}"})
+    assert guessed.status_code == 400  # a game is watched by its link, not by its number
+    stranger = (await mini.session(5, "Eve", start=f"g{record.id}")).json()
+    assert stranger["game"] is None
+    invited = (await mini.session(5, "Eve", start=ref_of(record.id))).json()
+    assert invited["game"] == ref_of(record.id)
 
 
 # ---------------------------------------------------------------- moves, as taps
@@ -131,7 +137,7 @@ async def test_a_move_out_of_turn_is_answered_as_the_same_tap_in_the_chat(mini: 
     token = await mini.token(2, "Bob")
     game = record.game
     assert game is not None
-    response = await mini.move(token, game_ref(record.id), game.move_number, "attack 8♠")
+    response = await mini.move(token, ref_of(record.id), game.move_number, "attack 8♠")
     assert response.json() == {"ok": False, "text": in_chat.text}
     assert game.move_number == 0 and not game.table
 
@@ -141,7 +147,7 @@ async def test_a_doubled_app_move_counts_once_and_is_answered_quietly(mini: Mini
     _alice, _bob, group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
     assert record.id is not None and record.game is not None
     token = await mini.token(1, "Alice")
-    ref = game_ref(record.id)
+    ref = ref_of(record.id)
     first, second = await asyncio.gather(
         mini.move(token, ref, 0, "attack 6♠"), mini.move(token, ref, 0, "attack 6♠")
     )
@@ -156,7 +162,7 @@ async def test_a_stale_app_move_is_answered_too_late_as_an_old_hand_button(mini:
     h = mini.h
     alice, bob, group, record = await two_players(h, {"1": "6♠ 9♥ 9♠", "2": "8♠ 7♥"})
     assert record.id is not None and record.game is not None
-    ref = game_ref(record.id)
+    ref = ref_of(record.id)
     old_button = h.hand_message(alice).button("9♥").callback_data
     assert old_button is not None
     alice_app = await mini.viewer(1, "Alice", ref)
@@ -188,7 +194,7 @@ async def test_a_move_the_app_showed_that_still_holds_counts_as_an_older_keyboar
     await h.set_position(group, game)
     record = h.rooms.store.live(group.id)
     assert record is not None and record.id is not None
-    ref = game_ref(record.id)
+    ref = ref_of(record.id)
     token = await mini.token(1, "Alice")
     assert (await mini.move(token, ref, 0, "attack 6♠")).json()["ok"]
     assert (await mini.move(await mini.token(2, "Bob"), ref, 1, "defend 6♠ 8♠")).json()["ok"]
@@ -210,7 +216,7 @@ async def test_a_move_from_someone_not_playing_or_malformed_is_refused_in_words(
     h = mini.h
     _alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
     assert record.id is not None
-    ref = game_ref(record.id)
+    ref = ref_of(record.id)
     dave = await mini.token(4, "Dave")
     response = await mini.move(dave, ref, 0, "attack 6♠")
     assert response.json() == {"ok": False, "text": TR.t("en", "error-not-in-game")}
@@ -237,7 +243,7 @@ async def test_a_dropped_stream_comes_back_with_the_game_as_it_is_now(mini: Mini
     h = mini.h
     alice, bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
     assert record.id is not None and record.game is not None
-    bob_app = await mini.viewer(2, "Bob", game_ref(record.id))
+    bob_app = await mini.viewer(2, "Bob", ref_of(record.id))
     assert bob_app.last["move"] == 0 and bob_app.last["table"] == []
     await bob_app.drop()
     await h.send(alice.tap(h.hand_message(alice), "6♠"))  # while Bob's app is offline
@@ -284,7 +290,7 @@ async def test_an_onlooker_costs_telegram_nothing(mini: Mini) -> None:
     alice, bob, group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
     assert record.id is not None
     calls = len(h.fake.calls)
-    dave = await mini.viewer(9, "Dave", game_ref(record.id))
+    dave = await mini.viewer(9, "Dave", ref_of(record.id))
     await dave.drop()
     await dave.connect()
     await mini.settle()
@@ -301,7 +307,7 @@ async def test_an_onlooker_costs_telegram_nothing(mini: Mini) -> None:
 async def test_a_stop_ends_the_streams_instead_of_waiting_for_them(mini: Mini) -> None:
     h = mini.h
     _alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
-    viewer = await mini.viewer(9, "Dave", game_ref(record.id or 0))
+    viewer = await mini.viewer(9, "Dave", ref_of(record.id or 0))
     async with asyncio.timeout(WAIT):  # not the drain's 25 s
         await mini.web.drain()
     with pytest.raises(AssertionError, match="ended"):
@@ -355,7 +361,7 @@ async def test_the_leader_says_so_for_a_proxys_health_check(mini: Mini) -> None:
 async def test_an_onlookers_view_names_the_seats_without_a_card_in_hand(mini: Mini) -> None:
     h = mini.h
     _alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
-    dave: Viewer = await mini.viewer(9, "Dave", game_ref(record.id or 0), "de")
+    dave: Viewer = await mini.viewer(9, "Dave", ref_of(record.id or 0), "de")
     state = dave.last
     assert [(s["name"], s["cards"], s["role"]) for s in state["seats"]] == [
         ("Alice", 2, "attacker"),
