@@ -16,6 +16,7 @@ from bot import render
 from bot.config import Settings
 from bot.delivery import Outbox
 from bot.i18n import Translator
+from bot.miniapp.auth import game_ref
 from storage import THROW_IN_WINDOW, Database, GameRecord, NotFound, Player, Seat
 
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
@@ -112,7 +113,8 @@ class Kit:
         settings = self.settings
         if not settings.webapp_url or not settings.webapp_name or record.id is None:
             return None
-        return f"https://t.me/{self.bot_username}/{settings.webapp_name}?startapp=g{record.id}"
+        ref = game_ref(settings.bot_token.get_secret_value(), record.id)
+        return f"https://t.me/{self.bot_username}/{settings.webapp_name}?startapp={ref}"
 
     def deep_link(self, payload: str = "") -> str:
         base = f"https://t.me/{self.bot_username}"

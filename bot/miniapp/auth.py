@@ -14,6 +14,11 @@ The session token (`issue_session`, `read_session`) is the server's own: the use
 language and expiry, signed with a key derived from the bot token (HMAC-SHA256 keyed
 "DurakMiniAppSession"): neither the token nor a key made from it ever leaves the server.
 
+A game is named to the page by a reference that cannot be guessed (`game_ref`: "g<id>-" and
+a tag made with another key derived from the bot token): game ids count up, and an onlooker
+should watch only a game whose link they were given (the group's Table button), not every
+game by trying numbers.
+
 `sign_init_data` signs fields as Telegram would: for tests and a local sandbox.
 """
 
@@ -185,3 +190,30 @@ def read_session(bot_token: str, token: str | None, *, now: float) -> Session:
     if session.expires < now:
         raise Refused("expired")
     return session
+
+
+# ---------------------------------------------------------------- game references
+
+
+def _game_tag(bot_token: str, game_id: int) -> str:
+    key = hmac.new(b"DurakMiniAppGame", bot_token.encode(), hashlib.sha256).digest()
+    return _b64(hmac.new(key, str(game_id).encode(), hashlib.sha256).digest()[:9])
+
+
+def game_ref(bot_token: str, game_id: int) -> str:
+    """The page's name of a game ("g<id>-<tag>": at most 64 characters of A-Z, a-z, 0-9,
+    _ and -, as Telegram's `startapp` takes)."""
+    return f"g{game_id}-{_game_tag(bot_token, game_id)}"
+
+
+def parse_game_ref(bot_token: str, ref: object) -> int | None:
+    """The game a reference names, None for anything else (a guessed or altered one)."""
+    if not isinstance(ref, str) or len(ref) > 64 or not ref.startswith("g"):
+        return None
+    number, _, tag = ref[1:].partition("-")
+    if not number.isdigit() or len(number) > 18:
+        return None
+    game_id = int(number)
+    if not hmac.compare_digest(tag.encode(), _game_tag(bot_token, game_id).encode()):
+        return None
+    return game_id

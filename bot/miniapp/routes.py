@@ -33,7 +33,7 @@ from bot.i18n import Translator
 from bot.kit import Person
 from bot.miniapp import auth
 from bot.miniapp.live import HEARTBEAT, TooMany
-from bot.miniapp.views import game_ref, parse_ref, strings
+from bot.miniapp.views import strings
 from bot.telegram.handlers import ROOMS_KEY
 from engine import parse_action
 
@@ -222,7 +222,7 @@ class MiniApp:
         if rooms is None:
             return self._unavailable(lang)
         start = body.get("start") or data.start_param
-        game_id = parse_ref(start)
+        game_id = auth.parse_game_ref(self._token, start)
         if game_id is not None and await rooms.store.chat_of_game(game_id) is None:
             game_id = None
         if game_id is None:  # the player's own running game (the one waiting for them first)
@@ -236,7 +236,7 @@ class MiniApp:
                 "token": token,
                 "lang": lang,
                 "strings": strings(self.tr, lang),
-                "game": game_ref(game_id) if game_id is not None else None,
+                "game": auth.game_ref(self._token, game_id) if game_id is not None else None,
             }
         )
 
@@ -262,7 +262,7 @@ class MiniApp:
         except auth.Refused as refused:
             return self._refused(refused.reason, None)
         lang = session.lang
-        game_id = parse_ref(request.query.get("game"))
+        game_id = auth.parse_game_ref(self._token, request.query.get("game"))
         if game_id is None:
             return self._bad(lang)
         rooms = self._rooms()
@@ -313,7 +313,7 @@ class MiniApp:
         bad = {"ok": False, "text": self.tr.t(lang, "app-bad-request")}
         if body is None:
             return _json(bad, 400)
-        game_id, move = parse_ref(body.get("game")), body.get("move")
+        game_id, move = auth.parse_game_ref(self._token, body.get("game")), body.get("move")
         if game_id is None or not isinstance(move, int) or isinstance(move, bool) or move < 0:
             return _json(bad, 400)
         try:

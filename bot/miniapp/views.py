@@ -24,6 +24,7 @@ from bot import render
 from bot.delivery.screens import LEFT_KEYS
 from bot.i18n import LOCALES_DIR, Translator
 from bot.kit import Kit, computers
+from bot.miniapp.auth import game_ref
 from bot.render.common import card_str, card_text
 from bot.render.table import log_lines, waiting_line
 from engine import (
@@ -51,18 +52,6 @@ def plain(text: str) -> str:
     """Telegram HTML as plain text: tags dropped, entities read (names arrive escaped, so
     a name's "<" is "&lt;" and no tag)."""
     return html.unescape(_TAG.sub("", text))
-
-
-def game_ref(game_id: int) -> str:
-    return f"g{game_id}"
-
-
-def parse_ref(ref: object) -> int | None:
-    """A game's id from its reference ("g123"), None for anything else."""
-    if not isinstance(ref, str) or not ref.startswith("g") or not ref[1:].isdigit():
-        return None
-    number = int(ref[1:])
-    return number if 0 < number < 1 << 62 else None
 
 
 # ---------------------------------------------------------------- the page's words
@@ -215,7 +204,7 @@ def state(kit: Kit, record: GameRecord, viewer: str | None, lang: str) -> dict[s
     lines = log_lines(kit.tr, lang, record.meta.log, escaped)
     log = [_SPACES.sub(" ", plain(line)) for line in lines]
     return {
-        "game": game_ref(record.id),
+        "game": game_ref(kit.settings.bot_token.get_secret_value(), record.id),
         "version": record.version,
         "move": view.move_number,
         "lang": lang,
@@ -247,4 +236,4 @@ def action_card(action: Action) -> Card | None:
     return card if isinstance(card, Card) else None
 
 
-__all__ = ["action_card", "card_str", "game_ref", "parse_ref", "plain", "state", "strings"]
+__all__ = ["action_card", "card_str", "plain", "state", "strings"]

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from bot.leader import DATABASE_KEY
-from bot.miniapp.auth import sign_init_data
+from bot.miniapp.auth import game_ref, sign_init_data
 from bot.miniapp.routes import MiniApp
 from bot.ops.health import Health
 from bot.web import WebServer
@@ -32,8 +32,14 @@ APP_URL = "https://bot.example/app/"
 APP_NAME = "table"
 
 
+def ref_of(game_id: int | None) -> str:
+    """The page's reference of a game (as the bot makes it with the test token)."""
+    assert game_id is not None
+    return game_ref(TOKEN, game_id)
+
+
 def init_data(
-    h: BotHarness,
+    now: float,
     user_id: int,
     name: str,
     lang: str = "en",
@@ -43,7 +49,7 @@ def init_data(
     **more: str,
 ) -> str:
     user = json.dumps({"id": user_id, "first_name": name, "language_code": lang})
-    fields = {"auth_date": str(int(h.clock().timestamp() - age)), "user": user, **more}
+    fields = {"auth_date": str(int(now - age)), "user": user, **more}
     return sign_init_data(token, fields)
 
 
@@ -61,7 +67,8 @@ class Mini:
     async def session(
         self, user_id: int, name: str, lang: str = "en", start: str = "", **options: Any
     ) -> httpx.Response:
-        body = {"init_data": init_data(self.h, user_id, name, lang, **options), "start": start}
+        now = self.h.clock().timestamp()
+        body = {"init_data": init_data(now, user_id, name, lang, **options), "start": start}
         return await self.client.post(self.base + "api/session", json=body)
 
     async def token(self, user_id: int, name: str, lang: str = "en") -> str:

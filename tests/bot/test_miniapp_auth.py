@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import parse_qsl, urlencode
 
 import pytest
@@ -14,7 +15,9 @@ import pytest
 from bot.miniapp.auth import (
     MAX_AGE,
     Refused,
+    game_ref,
     issue_session,
+    parse_game_ref,
     read_session,
     sign_init_data,
     unverified_language,
@@ -136,3 +139,12 @@ def test_the_session_token_carries_no_part_of_the_bot_token() -> None:
     assert secret not in token and TOKEN.partition(":")[0] not in token
     initdata_secret = hmac.new(b"WebAppData", TOKEN.encode(), hashlib.sha256).hexdigest()
     assert initdata_secret not in token
+
+
+def test_a_game_reference_cannot_be_guessed_from_the_game_id() -> None:
+    ref = game_ref(TOKEN, 17)
+    assert ref.startswith("g17-") and parse_game_ref(TOKEN, ref) == 17
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", ref)  # what Telegram's startapp takes
+    for guessed in ("g17", "g17-", ref.replace("g17-", "g18-"), ref[:-1], 17, None):
+        assert parse_game_ref(TOKEN, guessed) is None
+    assert parse_game_ref("654321:OTHER-TOKEN-xyz", ref) is None

@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot.miniapp.views import game_ref
 from engine import Game
 from storage import GameRecord
-from tests.bot.miniapp_client import APP_NAME, APP_URL, Mini, Viewer, serving
+from tests.bot.miniapp_client import APP_NAME, APP_URL, Mini, Viewer, ref_of, serving
 from tests.fakes.telegram import FakeGroup, FakeUser
 
 
@@ -107,7 +106,7 @@ async def play(m: Mini, seed: int) -> tuple[Scan, int, int]:
     await h.open_game(group, [alice, bob, carol])
     record = h.rooms.store.live(group.id)
     assert record is not None and record.game is not None and record.id is not None
-    ref = game_ref(record.id)
+    ref = ref_of(record.id)
     # The ways in: the group's table has the direct link, each hand the web_app button.
     table = await h.table_of(group)
     links = [b.url for row in table.buttons for b in row if b.text == "Table"]
