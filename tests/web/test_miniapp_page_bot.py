@@ -5,6 +5,7 @@ initData the server refuses (headless Chromium)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,9 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
-from bot.miniapp.views import game_ref
-from tests.bot.miniapp_client import Mini, init_data, serving
+from bot.miniapp.auth import sign_init_data
+from tests.bot.conftest import TOKEN
+from tests.bot.miniapp_client import Mini, serving
 from tests.browser import open_page
 
 pytestmark = pytest.mark.browser
@@ -23,6 +25,15 @@ pytestmark = pytest.mark.browser
 async def mini(tmp_path: Path) -> AsyncIterator[Mini]:
     async with serving(tmp_path) as m:
         yield m
+
+
+def init_data(
+    m: Mini, user_id: int, name: str, lang: str = "en", *, age: float = 0, token: str = TOKEN
+) -> str:
+    """initData as Telegram signs it for the bot (`token`), made `age` seconds ago."""
+    user = json.dumps({"id": user_id, "first_name": name, "language_code": lang})
+    now = m.h.clock().timestamp()
+    return sign_init_data(token, {"auth_date": str(int(now - age)), "user": user})
 
 
 async def _cards(page: Any, selector: str) -> list[str]:
@@ -43,11 +54,14 @@ async def test_a_move_on_the_page_and_one_in_the_chat_reach_both_pages(
     game = record.game
     users = {"1": alice, "2": bob}
     attacker, defender = users[game.attacker], users[game.defender]
-    ref = game_ref(record.id)
+    # the group's table links to the app with the game in `startapp`
+    table = await h.table_of(group)
+    links = [b.url or "" for row in table.buttons for b in row if b.text == "Table"]
+    ref = links[0].rpartition("startapp=")[2]
 
-    mine = await open_page(browser, mini.base, init_data=init_data(h, attacker.id, "A"))
+    mine = await open_page(browser, mini.base, init_data=init_data(mini, attacker.id, "A"))
     watching = await open_page(
-        browser, mini.base, init_data=init_data(h, 9, "Dave"), start_param=ref
+        browser, mini.base, init_data=init_data(mini, 9, "Dave"), start_param=ref
     )
     page, onlooker = mine.page, watching.page
     # the player's own game is found without a start parameter; the hand is theirs
@@ -75,7 +89,7 @@ async def test_a_move_on_the_page_and_one_in_the_chat_reach_both_pages(
 
 
 async def test_expired_init_data_shows_the_servers_message(browser: Any, mini: Mini) -> None:
-    stale = init_data(mini.h, 1, "Alice", age=2 * 24 * 3600)
+    stale = init_data(mini, 1, "Alice", age=2 * 24 * 3600)
     page = (await open_page(browser, mini.base, init_data=stale)).page
     await expect(page.locator("#notice")).to_have_text(
         "This link has expired. Open the table from the bot's button again."
@@ -86,7 +100,7 @@ async def test_expired_init_data_shows_the_servers_message(browser: Any, mini: M
 async def test_forged_init_data_shows_the_servers_message_in_the_users_language(
     browser: Any, mini: Mini
 ) -> None:
-    forged = init_data(mini.h, 1, "Alice", "de", token="123456:not-the-bots-token")
+    forged = init_data(mini, 1, "Alice", "de", token="123456:not-the-bots-token")
     page = (await open_page(browser, mini.base, init_data=forged)).page
     await expect(page.locator("#notice")).to_contain_text("Öffne")
     await expect(page.locator("#game")).to_be_hidden()
