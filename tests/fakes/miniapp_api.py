@@ -161,7 +161,7 @@ def game_over(version: int = 40) -> State:
         hand=[],
         legal=[],
         over=True,
-        result="Boris is the durak.",
+        result="Game over\nBoris is the durak.",
     )
     return state
 

@@ -88,7 +88,8 @@ async def test_an_onlooker_sees_the_table_and_no_hand(browser: Any) -> None:
 async def test_the_end_of_a_game_shows_its_result_and_no_clock(browser: Any) -> None:
     async with MiniAppStandIn(game_over()) as server:
         page = (await open_page(browser, server.url)).page
-        await expect(page.locator("#status")).to_have_text("Game overBoris is the durak.")
+        await expect(page.locator("#status .over")).to_have_text("Game over\nBoris is the durak.")
+        assert await page.inner_text("#status") == "Game over\nBoris is the durak."
         await expect(page.locator(".timer")).to_have_count(0)
         await expect(page.locator("#table .empty")).to_have_text("")
         await expect(page.locator("#my-seat")).to_contain_text("out")

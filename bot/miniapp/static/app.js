@@ -182,7 +182,8 @@ function render(next) {
   const status = $("status");
   status.replaceChildren();
   if (next.over) {
-    status.append(el("strong", "over", t("app-result")), el("span", "", next.result || ""));
+    // the result message's own text (its first line says the game is over)
+    status.append(el("span", "over", next.result || t("app-result")));
   } else {
     status.textContent = next.status || "";
   }
