@@ -60,15 +60,31 @@ async def test_a_seated_player_sees_the_table_and_their_hand_with_playable_cards
         red = page.locator('#hand [data-card="Q♥"] svg.card')
         await expect(red).to_have_class("card red")
         assert await red.locator("text.rank").all_text_contents() == ["Q", "Q"]
-        # it fits the phone: nothing sticks out sideways
+        # it fits the phone: nothing sticks out sideways, the buttons are on the screen
         width = await page.evaluate("document.documentElement.scrollWidth")
         assert width <= 360
+        take = await page.locator("#actions .action").bounding_box()
+        assert take is not None
+        assert take["y"] + take["height"] <= 740
         assert await page.evaluate("Telegram.WebApp.calls.map(c => c[0])") == [
             "ready",
             "expand",
             "onEvent",
         ]
         assert opened.elsewhere() == []
+
+
+async def test_a_hand_of_twenty_cards_fits_the_phones_width(browser: Any) -> None:
+    state = mid_bout()
+    ranks = ["6", "7", "8", "9", "10"]
+    state["hand"] = [rank + suit for suit in "♠♥♦♣" for rank in ranks]
+    async with MiniAppStandIn(state) as server:
+        page = (await open_page(browser, server.url)).page
+        await expect(page.locator("#hand .hand-card")).to_have_count(20)
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 360
+        last = await page.locator('#hand .hand-card[data-card="10♣"]').bounding_box()
+        assert last is not None
+        assert last["x"] + last["width"] <= 360
 
 
 async def test_an_onlooker_sees_the_table_and_no_hand(browser: Any) -> None:

@@ -156,6 +156,7 @@ function render(next) {
   }
   const backs = next.trump && next.trump.card ? next.stock - 1 : next.stock;
   if (backs > 0) stock.append(cardNode(null, "pile-top"));
+  stock.classList.toggle("none", next.stock === 0);
   const suit = next.trump ? next.trump.suit : "";
   const info = el("span", "deck-count");
   info.textContent = String(next.stock);
@@ -285,7 +286,8 @@ async function send(action, node) {
       answer = await postMove(action);
     }
     const body = await answer.json();
-    if (body.text) toast(body.text);
+    // (a refusal other than the move's judgement, e.g. 503 while no worker leads: its message)
+    if (body.text || body.message) toast(body.text || body.message);
     if (tg && tg.HapticFeedback) {
       if (body.ok) tg.HapticFeedback.impactOccurred("light");
       else tg.HapticFeedback.notificationOccurred("error");
