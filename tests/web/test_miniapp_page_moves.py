@@ -42,7 +42,10 @@ async def test_a_card_with_two_actions_asks_which(browser: Any) -> None:
         await page.locator('#hand .hand-card[data-card="Q♥"]').click()
         chooser = page.locator("#chooser")
         await expect(chooser).to_be_visible()
-        await expect(page.locator("#chooser-title")).to_have_text("Which one?")
+        await expect(page.locator("#chooser-title span:not(.cardbox)")).to_have_text("Which one?")
+        assert await page.eval_on_selector_all(
+            "#chooser-title .cardbox", "nodes => nodes.map(n => n.dataset.card)"
+        ) == ["Q♥"]
         await expect(chooser.locator("button")).to_have_text(
             ["Cover 9♠ with Q♥", "Cover 9♣ with Q♥", "Cancel"]
         )

@@ -239,12 +239,12 @@ function tapCard(card, node) {
   if (!state || busy) return;
   const options = (state.legal || []).filter((a) => a.card === card);
   if (options.length === 1) send(options[0].action, node);
-  else if (options.length > 1) choose(options, node);
+  else if (options.length > 1) choose(card, options, node);
 }
 
-function choose(options, node) {
+function choose(card, options, node) {
   const box = $("chooser");
-  $("chooser-title").textContent = t("app-choose");
+  $("chooser-title").replaceChildren(cardNode(card), el("span", "", t("app-choose")));
   const list = $("chooser-options");
   list.replaceChildren();
   for (const option of options) {
