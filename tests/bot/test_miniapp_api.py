@@ -221,7 +221,11 @@ async def test_a_move_from_someone_not_playing_or_malformed_is_refused_in_words(
     response = await mini.move(dave, ref, 0, "attack 6♠")
     assert response.json() == {"ok": False, "text": TR.t("en", "error-not-in-game")}
     token = await mini.token(1, "Alice")
-    for body in ({"game": ref, "move": "0", "action": "attack 6♠"}, {"game": ref, "move": 0}):
+    for body in (
+        {"game": ref, "move": "0", "action": "attack 6♠"},
+        {"game": ref, "move": 0},
+        {"game": ref, "move": 0, "action": "resign"},  # /leave's, with its confirmation
+    ):
         bad = await mini.client.post(
             mini.base + "api/move", json=body, headers={"Authorization": f"Bearer {token}"}
         )
