@@ -35,7 +35,7 @@ from bot.miniapp import auth
 from bot.miniapp.live import HEARTBEAT, TooMany
 from bot.miniapp.views import strings
 from bot.telegram.handlers import ROOMS_KEY
-from engine import parse_action
+from engine import Resign, parse_action
 
 if TYPE_CHECKING:
     from telegram.ext import Application
@@ -319,6 +319,8 @@ class MiniApp:
         try:
             action = parse_action(body.get("action"))
         except (ValueError, TypeError):
+            return _json(bad, 400)
+        if isinstance(action, Resign):  # giving up is /leave's, with its confirmation
             return _json(bad, 400)
         rooms = self._rooms()
         if rooms is None:

@@ -129,13 +129,20 @@ class Viewer:
                 if line.startswith("data: "):
                     data = line[6:]
                 elif line.startswith(":"):
-                    self.comments += 1
+                    async with self._changed:
+                        self.comments += 1
+                        self._changed.notify_all()
                 elif line == "" and data is not None:
                     async with self._changed:
                         self.raw.append(data)
                         self.states.append(json.loads(data))
                         self._changed.notify_all()
                     data = None
+
+    async def pinged(self) -> None:
+        """Until a comment line (`: ping`) came."""
+        async with asyncio.timeout(WAIT), self._changed:
+            await self._changed.wait_for(lambda: self.comments > 0)
 
     async def until(self, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first state (the latest included) for which `check` holds."""

@@ -15,6 +15,7 @@ import pytest
 
 from bot.app import build_application
 from bot.i18n import Translator
+from bot.miniapp import routes
 from bot.miniapp.live import Live, TooMany
 from bot.miniapp.routes import MiniApp
 from bot.ops.health import Health
@@ -221,7 +222,11 @@ async def test_a_move_from_someone_not_playing_or_malformed_is_refused_in_words(
     response = await mini.move(dave, ref, 0, "attack 6♠")
     assert response.json() == {"ok": False, "text": TR.t("en", "error-not-in-game")}
     token = await mini.token(1, "Alice")
-    for body in ({"game": ref, "move": "0", "action": "attack 6♠"}, {"game": ref, "move": 0}):
+    for body in (
+        {"game": ref, "move": "0", "action": "attack 6♠"},
+        {"game": ref, "move": 0},
+        {"game": ref, "move": 0, "action": "resign"},  # /leave's, with its confirmation
+    ):
         bad = await mini.client.post(
             mini.base + "api/move", json=body, headers={"Authorization": f"Bearer {token}"}
         )
@@ -369,3 +374,14 @@ async def test_an_onlookers_view_names_the_seats_without_a_card_in_hand(mini: Mi
     ]
     assert state["status"] == TR.t("de", "table-waiting", names="Alice")
     assert state["trump"] == {"suit": "♣", "card": "A♣"} and state["stock"] == 3  # (A♣ too)
+
+
+async def test_a_quiet_stream_gets_a_ping_to_keep_proxies_from_closing_it(
+    mini: Mini, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = mini.h
+    _alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    monkeypatch.setattr(routes, "HEARTBEAT", 0.05)  # (15 s in production)
+    dave = await mini.viewer(9, "Dave", ref_of(record.id))
+    await dave.pinged()
+    assert len(dave.states) == 1  # a ping is no state
