@@ -1,6 +1,7 @@
 """Bot benchmark at human pace, under Telegram's flood limits (issue #18).
 
     python bench/bot.py --human [--games 10,30,60,100,300] [--seconds 60] [--bot-limit 30,1000]
+        [--onlookers N]
     (the same as `python bench/human.py ...`)
 
 G groups of P players (default 3) play at once through the whole stack, as in `bench/bot.py`
@@ -30,6 +31,10 @@ lobby's and the start's calls in its group's window, as in a real chat). Play th
 same second and a half). Then nobody taps any more, and the bot has up to `--drain` seconds
 to show what is on its way: what it has not shown by then counts as never shown (an infinite
 latency in the percentiles, printed as "never").
+
+`--onlookers N`: N people per game watch it in the Mini App from the start of play, each
+holding its event stream (`bench/onlookers.py`); printed: the states they got and the lag
+from a state being built at a save to its arrival in their client.
 
 Measured over the taps of the measured part, each from its arrival (when the simulated player
 sends it):
@@ -549,6 +554,11 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
         + (f"; no hand for {len(missing)} players!" if missing else "")
     )
 
+    onlookers = None
+    if args.onlookers:  # the Mini App's streams, N per game (bench/onlookers.py)
+        from bench.onlookers import Onlookers
+
+        onlookers = await Onlookers.start(h, [g.id for g, _ in groups], args.onlookers)
     fake.enforce(Limits(bot=Window(ceiling, 1.0)), time.monotonic)
     start = bench.start = time.monotonic()
     bench.window = (start + args.warmup, start + args.seconds)
@@ -567,6 +577,9 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
         bench.shown.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(bench.shown.wait(), left)
+    if onlookers is not None:
+        await onlookers.stop()
+        print(onlookers.line())
 
     first, end = bench.window
     start = bench.start
@@ -716,6 +729,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-latency", type=float, default=50.0, help="ms per Bot API call")
     parser.add_argument("--mistakes", type=float, default=0.1, help="share of taps on any button")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--onlookers", type=int, default=0, help="Mini App event streams per game (#32)"
+    )
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="a bot setting"
     )

@@ -153,7 +153,16 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
             application, application.bot_data[WATCH_KEY]
         )
     port = settings.web_port
-    web = WebServer(health, settings.web_host, port, posts=posts) if port is not None else None
+    extend = None
+    if settings.webapp_url is not None:  # the Mini App (bot.miniapp): WEB_PORT is set then
+        from bot.miniapp.routes import MiniApp
+
+        extend = MiniApp(application).install
+    web = (
+        WebServer(health, settings.web_host, port, posts=posts, extend=extend)
+        if port is not None
+        else None
+    )
     task = asyncio.current_task()
     stopping = asyncio.Event()
     starting = True
@@ -175,10 +184,11 @@ async def serve(application: Application) -> None:  # type: ignore[type-arg]
         if web is not None:  # first: /healthz answers while the database is checked
             await web.start()
             logger.info(
-                "web server on http://%s:%s (%s/healthz, /readyz, /metrics)",
+                "web server on http://%s:%s (%s%s/healthz, /readyz, /metrics)",
                 settings.web_host,
                 web.port,
                 f"{settings.webhook_path} for Telegram, " if posts else "",
+                "/app/ for the Mini App, " if extend is not None else "",
             )
         await open_database(application)
         if webhook is not None:

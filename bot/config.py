@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from storage import parse_database_url
 
 TELEGRAM_API = "https://api.telegram.org/bot"
+_APP_NAME = re.compile(r"[A-Za-z0-9_]{3,30}")  # a Mini App's short name (@BotFather /newapp)
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram takes as a webhook's secret_token
 
 
@@ -79,13 +80,24 @@ class Settings(BaseSettings):
     webhook_max_connections: int = Field(
         default=40, ge=1, le=100, description="updates Telegram posts at once (1-100)"
     )
-    # The web server (bot.web): the webhook's posts and /healthz, /readyz, /metrics.
+    # The Mini App (bot.miniapp, docs/miniapp.md): the table drawn, live, beside the chat.
+    webapp_url: str | None = Field(
+        default=None,
+        description="the public https URL of the web server's /app/ (none: no Mini App)",
+    )
+    webapp_name: str | None = Field(
+        default=None,
+        description="the Mini App's short name registered with @BotFather /newapp (the "
+        "group's Table button; none: only the private hand's button)",
+    )
+    # The web server (bot.web): the webhook's posts, the Mini App, /healthz, /readyz, /metrics.
     web_port: int | None = Field(
         default=None,
         ge=0,
         le=65535,
         validate_default=True,
-        description="the web server's port (none: no web server; with WEBHOOK_URL: 8080)",
+        description="the web server's port (none: no web server; with WEBHOOK_URL or "
+        "WEBAPP_URL: 8080)",
     )
     web_host: str = Field(
         default="127.0.0.1", min_length=1, description="the address the web server binds"
@@ -123,7 +135,7 @@ class Settings(BaseSettings):
         proxy in front passes the path on as it is)."""
         return urlsplit(self.webhook_url or "").path or "/"
 
-    @field_validator("operator_chat_id", "webhook_url", mode="before")
+    @field_validator("operator_chat_id", "webhook_url", "webapp_url", "webapp_name", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value
@@ -132,7 +144,8 @@ class Settings(BaseSettings):
     @classmethod
     def _web_port(cls, value: object, info: ValidationInfo) -> object:
         if value in ("", None):
-            return 8080 if info.data.get("webhook_url") else None
+            needed = info.data.get("webhook_url") or info.data.get("webapp_url")
+            return 8080 if needed else None
         return value
 
     @field_validator("health_port", "health_host", "webhook_listen", "webhook_port")
@@ -162,6 +175,25 @@ class Settings(BaseSettings):
             raise ValueError("must be the https:// URL Telegram posts updates to")
         if parts.query or parts.fragment:
             raise ValueError("must have no query or fragment (the path is the webhook's)")
+        return value
+
+    @field_validator("webapp_url")
+    @classmethod
+    def _webapp_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme != "https" or not parts.hostname:
+            raise ValueError("must be the https:// URL of the Mini App (Telegram opens only https)")
+        if parts.query or parts.fragment:
+            raise ValueError("must have no query or fragment")
+        return value
+
+    @field_validator("webapp_name")
+    @classmethod
+    def _webapp_name(cls, value: str | None) -> str | None:
+        if value is not None and not _APP_NAME.fullmatch(value):
+            raise ValueError("must be the short name given to @BotFather (3-30 of A-Za-z0-9_)")
         return value
 
     @field_validator("webhook_secret", mode="before")

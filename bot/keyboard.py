@@ -3,8 +3,9 @@
 python-telegram-bot's `InlineKeyboardMarkup` would do the same job, but each of its buttons is a
 full `TelegramObject` (built, frozen, then turned back into a dict on every call): for a hand
 of a dozen cards that was a large share of the bot's time per move. These keep only what the
-bot uses (callback and link buttons, and their colour), use the Bot API's own field names, and
-are encoded once (orjson: compact UTF-8 JSON, several times as fast as the standard library).
+bot uses (callback, link and Mini App buttons, and their colour), use the Bot API's own field
+names, and are encoded once (orjson: compact UTF-8 JSON, several times as fast as the
+standard library).
 """
 
 from __future__ import annotations
@@ -27,20 +28,27 @@ DANGER: Final[Style] = "danger"  # red: giving something up (Take)
 
 @dataclass(frozen=True, slots=True)
 class Button:
-    """One inline button: `callback_data` (at most 64 bytes) or a `url`; `style` colours it."""
+    """One inline button: `callback_data` (at most 64 bytes), a `url`, or a `web_app` (the
+    https URL of a Mini App: private chats only); `style` colours it."""
 
     text: str
     callback_data: str | None = None
     url: str | None = None
     style: Style | None = None
+    web_app: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.callback_data is None) == (self.url is None):
-            raise ValueError(f"button {self.text!r} needs exactly one of callback_data and url")
+        if sum(x is not None for x in (self.callback_data, self.url, self.web_app)) != 1:
+            raise ValueError(
+                f"button {self.text!r} needs exactly one of callback_data, url and web_app"
+            )
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any]
         if self.callback_data is not None:
             out = {"text": self.text, "callback_data": self.callback_data}
+        elif self.web_app is not None:
+            out = {"text": self.text, "web_app": {"url": self.web_app}}
         else:
             assert self.url is not None
             out = {"text": self.text, "url": self.url}

@@ -16,6 +16,7 @@ from bot import render
 from bot.config import Settings
 from bot.delivery import Outbox
 from bot.i18n import Translator
+from bot.miniapp.auth import game_ref
 from storage import THROW_IN_WINDOW, Database, GameRecord, NotFound, Player, Seat
 
 MAX_TIMEOUTS: Final = 3  # R18: removed after three timeouts in a row
@@ -105,6 +106,15 @@ class Kit:
             name = render.computer_name(self.tr, lang, seat.player_id) or seat.name
             self._computer_names[key] = name
         return name
+
+    def app_link(self, record: GameRecord) -> str | None:
+        """The Mini App's direct link to this game (a group's "Table" button), where
+        WEBAPP_URL and WEBAPP_NAME are set."""
+        settings = self.settings
+        if not settings.webapp_url or not settings.webapp_name or record.id is None:
+            return None
+        ref = game_ref(settings.bot_token.get_secret_value(), record.id)
+        return f"https://t.me/{self.bot_username}/{settings.webapp_name}?startapp={ref}"
 
     def deep_link(self, payload: str = "") -> str:
         base = f"https://t.me/{self.bot_username}"

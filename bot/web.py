@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
@@ -145,8 +146,8 @@ class _BoundedSite(web.BaseSite):
 
 
 class WebServer:
-    """The app (health routes, and the webhook's post route where given) on `host`:`port`
-    (port 0: any free one, then `port` says which)."""
+    """The app (health routes, the webhook's post route where given, and what `extend` adds)
+    on `host`:`port` (port 0: any free one, then `port` says which)."""
 
     def __init__(
         self,
@@ -155,6 +156,7 @@ class WebServer:
         port: int,
         *,
         posts: dict[str, Any] | None = None,
+        extend: Callable[[web.Application], None] | None = None,
         idle_seconds: float = IDLE_SECONDS,
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
@@ -168,6 +170,8 @@ class WebServer:
         self.app.add_routes(health.routes())
         for path, handler in (posts or {}).items():
             self.app.router.add_post(path, handler)
+        if extend is not None:  # more routes (the Mini App's: `bot.miniapp.routes`)
+            extend(self.app)
         self._runner = web.AppRunner(
             self.app,
             access_log=None,

@@ -131,6 +131,45 @@ seat-passed-take = fertig
 seat-may-add = darf zuwerfen
 seat-durak = Durak
 
+## Mini App (der gezeichnete Tisch neben dem Chat: bot/miniapp; app-* gehen so an die Seite,
+## mit { $name }-Platzhaltern, die die Seite füllt: reiner Text, keine Pluralformen)
+
+button-app-table = Tisch
+button-app-hand = Tisch öffnen
+app-loading = Der Tisch wird geladen…
+app-no-game = Hier läuft kein Spiel.
+app-refused-forged = Dieser Link ließ sich nicht prüfen. Öffne den Tisch erneut über den Button des Bots.
+app-refused-expired = Dieser Link ist abgelaufen. Öffne den Tisch erneut über den Button des Bots.
+app-refused-missing = Öffne den Tisch über den Button des Bots in Telegram.
+app-unavailable = Der Tisch startet neu. Einen Moment…
+app-busy = Zu viele Tische offen. Schließe einen und versuche es erneut.
+app-bad-request = Das hat nicht geklappt. Bitte versuche es erneut.
+app-connection-lost = Verbindung verloren.
+app-reconnecting = Verbinde neu…
+app-your-turn = Du bist dran
+app-take = Aufnehmen
+app-done = Fertig
+app-transfer = Weitergeben
+app-choose = Welche?
+app-stock = Stapel
+app-discard = Ablage
+app-trump = Trumpf
+app-onlooker = Du schaust zu. Nur die Spieler sehen ihre Karten.
+app-result = Spiel vorbei
+app-soon = gleich
+
+## Mini App page (die Seite selbst: bot/miniapp/static/app.js; reiner Text)
+
+app-page-title = Durak
+app-page-you = du
+app-page-role-attacker = greift an
+app-page-role-defender = verteidigt
+app-page-role-thrower = wirft zu
+app-page-role-out = raus
+app-page-table-empty = Keine Karten auf dem Tisch.
+app-page-cancel = Abbrechen
+app-page-failed = Keine Antwort. Versuch es noch einmal.
+
 ## Die Hand (privat)
 
 hand-title = Durak in <b>{ $chat }</b>

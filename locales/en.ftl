@@ -131,6 +131,45 @@ seat-passed-take = done
 seat-may-add = may throw in
 seat-durak = durak
 
+## Mini App (the table drawn, beside the chat: bot/miniapp; app-* go to the page as they are,
+## with { $name } placeholders the page fills in: plain text, no plurals)
+
+button-app-table = Table
+button-app-hand = Open the table
+app-loading = Loading the table…
+app-no-game = No game here.
+app-refused-forged = This link could not be verified. Open the table from the bot's button again.
+app-refused-expired = This link has expired. Open the table from the bot's button again.
+app-refused-missing = Open the table from the bot's button in Telegram.
+app-unavailable = The table is restarting. One moment…
+app-busy = Too many tables open. Close one and try again.
+app-bad-request = That did not work. Please try again.
+app-connection-lost = Connection lost.
+app-reconnecting = Reconnecting…
+app-your-turn = Your turn
+app-take = Take
+app-done = Done
+app-transfer = Transfer
+app-choose = Which one?
+app-stock = Stock
+app-discard = Discard
+app-trump = Trump
+app-onlooker = You are watching. Only the players see their cards.
+app-result = Game over
+app-soon = soon
+
+## Mini App page (the page itself: bot/miniapp/static/app.js; plain text)
+
+app-page-title = Durak
+app-page-you = you
+app-page-role-attacker = attacks
+app-page-role-defender = defends
+app-page-role-thrower = throws in
+app-page-role-out = out
+app-page-table-empty = No cards on the table.
+app-page-cancel = Cancel
+app-page-failed = No answer. Try again.
+
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>

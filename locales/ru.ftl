@@ -151,6 +151,45 @@ seat-passed-take = пас
 seat-may-add = может подкинуть
 seat-durak = дурак
 
+## Mini App (стол в картинках рядом с чатом: bot/miniapp; app-* уходят на страницу как есть,
+## с подстановками { $name }, которые заполняет страница: простой текст, без множественных форм)
+
+button-app-table = Стол
+button-app-hand = Открыть стол
+app-loading = Загружаем стол…
+app-no-game = Здесь нет игры.
+app-refused-forged = Не удалось проверить эту ссылку. Откройте стол кнопкой бота ещё раз.
+app-refused-expired = Срок действия ссылки истёк. Откройте стол кнопкой бота ещё раз.
+app-refused-missing = Откройте стол кнопкой бота в Telegram.
+app-unavailable = Стол перезапускается. Минуту…
+app-busy = Открыто слишком много столов. Закройте один и попробуйте снова.
+app-bad-request = Не получилось. Попробуйте ещё раз.
+app-connection-lost = Связь потеряна.
+app-reconnecting = Переподключаемся…
+app-your-turn = Ваш ход
+app-take = Взять
+app-done = Бито
+app-transfer = Перевести
+app-choose = Какую?
+app-stock = Колода
+app-discard = Отбой
+app-trump = Козырь
+app-onlooker = Вы смотрите игру. Свои карты видят только игроки.
+app-result = Игра окончена
+app-soon = скоро
+
+## Mini App page (сама страница: bot/miniapp/static/app.js; простой текст)
+
+app-page-title = Дурак
+app-page-you = ты
+app-page-role-attacker = ходит
+app-page-role-defender = отбивается
+app-page-role-thrower = подкидывает
+app-page-role-out = вне игры
+app-page-table-empty = На столе пусто.
+app-page-cancel = Отмена
+app-page-failed = Нет ответа. Попробуй ещё раз.
+
 ## Рука (личный чат)
 
 hand-title = Дурак · <b>{ $chat }</b>

@@ -257,13 +257,18 @@ def test_the_proxy_takes_https_and_posts_to_every_worker(resolved: dict[str, Any
     upstreams = re.search(r"^\s*reverse_proxy ([^{\n]+)\{", caddyfile, re.MULTILINE)
     assert upstreams is not None
     # Caddy asks each upstream's /readyz on the port it sends the posts to: the worker's
-    # one web port (no health_port of its own).
-    assert re.findall(r"^\s*health_uri (\S+)$", caddyfile, re.MULTILINE) == ["/readyz"]
+    # one web port (no health_port of its own); the Mini App's API goes to the leader alone,
+    # found by /app/api/leader (docs/miniapp.md), its event stream unbuffered.
+    health = re.findall(r"^\s*health_uri (\S+)$", caddyfile, re.MULTILINE)
+    assert health == ["/readyz", "/app/api/leader", "/readyz"]
     assert re.search(r"^\s*health_port\b", caddyfile, re.MULTILINE) is None
+    assert re.search(r"^\s*flush_interval -1$", caddyfile, re.MULTILINE) is not None
     paths = re.findall(r"^\s*path (\S+)$", caddyfile, re.MULTILINE)
+    every = re.findall(r"^\s*reverse_proxy ([^{\n]+)\{", caddyfile, re.MULTILINE)
     for name, service in workers(resolved).items():
         worker = settings(service)
-        assert f"{name}:{worker.web_port}" in upstreams.group(1).split(), name
+        for proxied in every:
+            assert f"{name}:{worker.web_port}" in proxied.split(), name
         assert paths == [worker.webhook_path]
     assert len(upstreams.group(1).split()) == len(workers(resolved))
 

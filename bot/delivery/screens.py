@@ -402,6 +402,7 @@ class Screens:
             if record.status == "running" and not record.meta.practice
             else None,
             closed=closed,
+            app_link=kit.app_link(record),
         )
         game_id, chat_id = record.id, record.chat_id
         slot = self.sender.slot(table_key(game_id))
@@ -511,6 +512,7 @@ class Screens:
                 transfer_to=transfer_to,
                 timeouts=record.timeouts.get(pid, 0),
                 max_timeouts=MAX_TIMEOUTS,
+                app_url=kit.settings.webapp_url,
             )
             if game.is_over:
                 rendered = render.Rendered(rendered.text)

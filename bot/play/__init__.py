@@ -19,6 +19,7 @@ from __future__ import annotations
 from bot.delivery.screens import Screens
 from bot.delivery.sender import Sender
 from bot.kit import Kit
+from bot.miniapp.live import Live
 from bot.play.again import Again
 from bot.play.chat import ChatRoom
 from bot.play.computers import Computers
@@ -54,8 +55,9 @@ class Rooms:
         )
         self.moderation = moderation = Moderation(*base, computers=computers, lobbies=lobbies)
         self.chat = ChatRoom(*base, lobbies=lobbies)
+        self.live = live = Live(kit, screens)  # the Mini App's streams (bot.miniapp)
         # What the store and delivery report back.
-        store.saved.append(deadlines.saved)
+        store.saved += [deadlines.saved, live.saved]
         store.loaded.append(deadlines.wake_if_earlier)
         store.forgotten += [screens.forget, deadlines.forget]
         store.show_again = deadlines.reloaded
@@ -79,6 +81,7 @@ class Rooms:
         leader shows every hand), publish pending table edits (``flush``: for `within`
         seconds at most; else none: another worker plays already), then schedule nothing
         more."""
+        self.live.close()
         await self.computers.close()
         await self.store.background.close()
         await self.screens.close(flush=flush, within=within)

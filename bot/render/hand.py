@@ -129,6 +129,7 @@ def hand(
     transfer_to: str | None = None,
     timeouts: int = 0,
     max_timeouts: int = 3,
+    app_url: str | None = None,
 ) -> Rendered:
     """A player's private hand message: what they need to decide, and their cards as buttons.
 
@@ -137,6 +138,7 @@ def hand(
     tap (a card that covers several attack cards, or covers and transfers); a card that can
     only transfer asks to confirm, naming who would defend then (`transfer_to`).
     `window`: `deadline` is a throw-in window's (the bout ends by itself then).
+    `app_url`: the Mini App's (a button that opens it, below the cards).
     """
     me = view.viewer
     assert me is not None
@@ -215,6 +217,8 @@ def hand(
     actions = _action_buttons(tr, lang, view, game_id)
     if actions:
         rows += [actions[i : i + 2] for i in range(0, len(actions), 2)]
+    if app_url:
+        rows.append([Button(tr.t(lang, "button-app-hand"), web_app=app_url)])
     if not view.hand:
         lines += ["", tr.t(lang, "hand-empty")]
     return Rendered("\n".join(lines), Keyboard(rows) if rows else None)

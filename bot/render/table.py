@@ -201,6 +201,7 @@ def table(
     window: bool = False,
     bot_username: str | None = None,
     closed: str | None = None,
+    app_link: str | None = None,
 ) -> Rendered:
     """The group's table message, from the public view only, to be read at a glance: the
     trump and the stock, the seats (two a line), the bout on the table (each card once), a
@@ -209,7 +210,8 @@ def table(
 
     ``window``: ``deadline`` is a throw-in window's (the bout ends by itself then).
     ``closed``: the game ended without a result (a cancel, say); that line replaces whom the
-    game waits for."""
+    game waits for. ``app_link``: the Mini App's direct link to this game (a "Table"
+    button beside "My cards")."""
     assert view.hand is None, "the group table is drawn from the public view"
     lines = [f"<b>{tr.t(lang, 'table-title')}</b> · {trump_line(tr, lang, view)}"]
     seats = [_seat(tr, lang, view, names, p, p in computers) for p in view.players]
@@ -231,9 +233,10 @@ def table(
     text = "\n".join([*lines, *notes, *end])
     keyboard = None
     if bot_username and not closed:
-        keyboard = Keyboard(
-            [[Button(tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}")]]
-        )
+        row = [Button(tr.t(lang, "button-open-hand"), url=f"https://t.me/{bot_username}")]
+        if app_link:
+            row.append(Button(tr.t(lang, "button-app-table"), url=app_link))
+        keyboard = Keyboard([row])
     return Rendered(text, keyboard)
 
 
