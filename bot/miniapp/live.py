@@ -29,6 +29,7 @@ import orjson
 from bot.delivery.screens import Screens
 from bot.kit import Kit
 from bot.miniapp.views import state
+from bot.ops.metrics import MINIAPP_STREAMS
 from storage import GameRecord
 
 logger = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class Live:
         self._streams.setdefault(record.id, []).append(stream)
         self._users[user_id] += 1
         self._count += 1
+        MINIAPP_STREAMS.set(self._count)
         stream.offer(self._state(record, viewer, lang))
         return stream
 
@@ -145,6 +147,7 @@ class Live:
         if not streams:
             del self._streams[stream.game_id]
         self._count -= 1
+        MINIAPP_STREAMS.set(self._count)
         self._users[stream.user_id] -= 1
         if self._users[stream.user_id] <= 0:
             del self._users[stream.user_id]

@@ -86,6 +86,9 @@ WEBHOOK_POSTS: Final = Counter(
 )
 GAMES_RUNNING: Final = Gauge("durak_games_running", "Games running now (practice included)")
 LOBBIES_OPEN: Final = Gauge("durak_lobbies_open", "Lobbies open now")
+MINIAPP_STREAMS: Final = Gauge(
+    "durak_miniapp_streams", "Mini App event streams open now (players and onlookers)"
+)
 GAMES_STARTED: Final = Counter(
     "durak_games_started", "Games started, by mode: group or practice", ["mode"]
 )

@@ -7,6 +7,10 @@ second hand message (left live by a lost answer) counts as one on the hand, and 
 A card that fits in several ways (or would only transfer) asks first. The move is
 acknowledged (the tap answered) only once it is stored; its answer and the hands it changed
 go out together.
+
+A move from the Mini App (`app_move`) takes the same path (`_judge`), judged against the
+state the app showed (`Seen`: `bot.miniapp.live.Live`) as a tap is against its keyboard, and
+answered with the same words, returned to the page instead of a toast.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from bot.app import build_application
 from bot.i18n import Translator
@@ -286,8 +287,10 @@ async def test_streams_are_bounded_per_user_and_in_all(mini: Mini) -> None:
     live.open(record, 9, "en")
     with pytest.raises(TooMany):
         live.open(record, 10, "en")
+    assert REGISTRY.get_sample_value("durak_miniapp_streams") == 3  # what an operator sees
     live.close()
     assert live.watching(record.id or 0) == 0 and again.closed
+    assert REGISTRY.get_sample_value("durak_miniapp_streams") == 0
 
 
 async def test_an_onlooker_costs_telegram_nothing(mini: Mini) -> None:

@@ -267,6 +267,24 @@ class BotApiMethods(FakeState):
             raise ApiError(400, "Bad Request: reply markup is too long")
         return {"inline_keyboard": rows} if rows else None
 
+    @staticmethod
+    def _check_web_apps(chat: FakeUser | FakeGroup, markup: JSON | None) -> None:
+        """A `web_app` button opens a Mini App at an https URL, in private chats only (a
+        group gets the app's direct link as a `url` button instead)."""
+        for row in (markup or {}).get("inline_keyboard") or []:
+            for button in row:
+                if "web_app" not in button:
+                    continue
+                if isinstance(chat, FakeGroup):
+                    raise ApiError(400, "Bad Request: BUTTON_TYPE_INVALID")
+                url = str((button["web_app"] or {}).get("url", ""))
+                if not url.lower().startswith("https://"):
+                    raise ApiError(
+                        400,
+                        f"Bad Request: inline keyboard button Web App URL '{url}' is invalid: "
+                        "Only HTTPS links are allowed",
+                    )
+
     def _editable(self, params: JSON) -> tuple[FakeUser | FakeGroup, FakeMessage]:
         if params.get("inline_message_id"):
             raise ApiError(400, "Bad Request: FakeTelegram does not implement inline messages")
@@ -302,6 +320,7 @@ class BotApiMethods(FakeState):
         self._check_access(chat)
         plain, source, parse_mode, entities = self._render_text(params)
         markup = self._validate_markup(params.get("reply_markup"), inline_only=False)
+        self._check_web_apps(chat, markup)
         reply_to = params.get("reply_to_message_id")
         allow_without = bool(params.get("allow_sending_without_reply"))
         reply_parameters = params.get("reply_parameters")
@@ -352,7 +371,8 @@ class BotApiMethods(FakeState):
     def _api_editMessageText(self, params: JSON) -> JSON:
         plain, source, parse_mode, entities = self._render_text(params)
         markup = self._validate_markup(params.get("reply_markup"), inline_only=True)
-        _, msg = self._editable(params)
+        chat, msg = self._editable(params)
+        self._check_web_apps(chat, markup)
         # Like Telegram: omitting reply_markup removes the inline keyboard.
         return self._apply_edit(msg, plain, source, parse_mode, entities, markup)
 
