@@ -30,10 +30,10 @@ from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
+from bot.sandbox.telegram.limits import COUNTED, FloodControl, Limits
+from bot.sandbox.telegram.methods import METHODS, ApiError, BotApiMethods
+from bot.sandbox.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from tests.fakes.telegram.limits import COUNTED, FloodControl, Limits
-from tests.fakes.telegram.methods import METHODS, ApiError, BotApiMethods
-from tests.fakes.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
