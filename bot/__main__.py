@@ -241,6 +241,11 @@ _json_lines = False  # LOG_FORMAT=json: set by `main` once the settings are read
 
 
 def main() -> None:
+    from bot.sandbox.run import main_without_token, token_given
+
+    if not token_given():  # no bot of one's own yet: the local sandbox (docs/sandbox.md)
+        main_without_token()
+        return
     settings = load_settings()
     secret = settings.bot_token.get_secret_value()
     handler = logging.StreamHandler()

@@ -380,6 +380,11 @@ class FakeTelegram(BotApiMethods):
 
     # -- HTTP
 
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        """Answer one Bot API request addressed to api.telegram.org (the sandbox's server and
+        `tests.fakes.loopback` hand on what reaches them over HTTP)."""
+        return await self._handle(request)
+
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         """Answer one Bot API request (the ``VIA_HEADER``, where given, names the process
         that made it: see `tests.fakes.loopback.LoopbackBotAPI.url_for`)."""

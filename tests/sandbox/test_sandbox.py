@@ -1,0 +1,173 @@
+"""The sandbox's page API: people write and tap in a local Telegram, and the bot, running
+against it, answers as it does in Telegram (docs/sandbox.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from bot.sandbox.server import MAX_PEOPLE, TOKEN, Sandbox
+from tests.sandbox.conftest import GROUP_ID, Page
+
+ALICE, BOB = 1001, 1002
+
+
+def chat(box: Sandbox, person: int) -> list[dict[str, Any]]:
+    return next(p["messages"] for p in box.state()["people"] if p["id"] == person)
+
+
+def bot_texts(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["html"] for m in messages if m["bot"]]
+
+
+def buttons(box: Sandbox, chat_id: int) -> list[str]:
+    """The labels on the chat's newest bot message ([] before the bot has written)."""
+    messages = box.fake.messages(chat_id)
+    return messages[-1].button_texts if messages else []
+
+
+async def open_game(page: Page) -> None:
+    """Alice opens a lobby; she and Bob join through the deep link a first Join answers
+    with, as in Telegram; Alice starts."""
+    box = page.box
+    await page.say(ALICE, GROUP_ID, "/newgame")
+    await box.wait_for(lambda: "Join" in buttons(box, GROUP_ID))
+    for person in (ALICE, BOB):
+        answer = await page.answer(await page.tap(person, GROUP_ID, "Join"))
+        assert answer["url"] == f"https://t.me/{box.fake.bot_username}?start=j1"
+        await page.say(person, person, "/start j1")  # what the page does with the link
+        await box.wait_for(lambda p=person: any("seat" in t for t in bot_texts(chat(box, p))))
+    await page.tap(ALICE, GROUP_ID, "Start")
+    await box.wait_for(lambda: attacker(box) is not None)
+
+
+def attacker(box: Sandbox) -> int | None:
+    """Who opens the game: the person whose newest hand says it is their turn."""
+    for person in (ALICE, BOB):
+        texts = bot_texts(chat(box, person))
+        if texts and "Your turn" in texts[-1]:
+            return person
+    return None
+
+
+async def test_a_deep_link_seats_a_newcomer_and_the_hand_comes_with_its_card_buttons(
+    page: Page,
+) -> None:
+    await open_game(page)
+    box = page.box
+    await box.wait_for(lambda: "Trump" in box.fake.messages(GROUP_ID)[-1].html)  # the table
+    state = box.state()
+    first = attacker(box)
+    assert first is not None
+    hand = [m for m in chat(box, first) if m["bot"]][-1]
+    assert "Your turn" in hand["html"]
+    assert hand["notified"]  # a turn alert rings the phone: the page announces it
+    cards = [b for row in hand["buttons"] for b in row]
+    assert len(cards) == 6 and all(b["data"] for b in cards)
+    table = [m for m in state["group"]["messages"] if m["bot"]][-1]
+    assert "Alice" in table["html"] and "Bob" in table["html"]
+    assert all(p["started"] for p in state["people"])
+
+
+async def test_a_tap_answer_reaches_the_page_as_a_toast(page: Page) -> None:
+    await open_game(page)
+    other = BOB if attacker(page.box) == ALICE else ALICE
+    await page.box.wait_for(lambda: bool(buttons(page.box, other)))
+    card = page.box.fake.last_message(other).buttons[0][0]
+    tap = await page.tap(other, other, card.text)
+    answer = await page.answer(tap)
+    assert answer["person"] == other and answer["text"]  # not their turn: the bot says so
+    assert not answer["alert"]
+
+
+async def test_a_restart_of_the_bot_mid_game_resumes_the_game(page: Page) -> None:
+    box = page.box
+    await open_game(page)
+    assert box.bot is not None
+    status, _ = await page.post("api/restart")
+    assert status == 200
+    await box.wait_for(lambda: box.bot is not None and box.bot.status == "running")
+    assert box.state()["bot"]["restarts"] == 1
+    first = attacker(box)
+    assert first is not None
+    card = box.fake.last_message(first).buttons[0][0].text
+    await page.tap(first, first, card)  # the first attack, after the restart
+    await box.wait_for(lambda: card.replace("\ufe0f", "") in table(box))
+    assert "The table is empty" not in table(box)
+
+
+def table(box: Sandbox) -> str:
+    return box.fake.last_message(GROUP_ID).text.replace("\ufe0f", "")
+
+
+async def test_people_are_added_with_a_name_and_a_language_up_to_six(page: Page) -> None:
+    status, body = await page.post("api/people", name="  Clara  ", lang="de")
+    assert status == 200
+    clara = body["id"]
+    person = next(p for p in page.box.state()["people"] if p["id"] == clara)
+    assert (person["name"], person["lang"]) == ("Clara", "de")
+    await page.say(clara, clara, "/start")
+    await page.box.wait_for(lambda: bool(bot_texts(chat(page.box, clara))))
+    assert "Gruppe" in bot_texts(chat(page.box, clara))[0]  # the bot speaks German to her
+    status, _ = await page.post("api/people", name="Dmitri", lang="fr")
+    assert status == 400
+    while len(page.box.state()["people"]) < MAX_PEOPLE:
+        status, _ = await page.post("api/people", name="Someone", lang="ru")
+        assert status == 200
+    status, _ = await page.post("api/people", name="Seventh", lang="en")
+    assert status == 400
+    assert len(page.box.state()["people"]) == MAX_PEOPLE
+
+
+async def test_bad_requests_get_a_clear_answer_and_change_nothing(page: Page) -> None:
+    before = page.box.state()["group"]["messages"]
+    status, text = await page.post("api/send", person=ALICE, chat=BOB, text="/start")
+    assert status == 400 and "own chat" in text
+    status, text = await page.post("api/tap", person=ALICE, chat=GROUP_ID, message=99, data="x")
+    assert status == 410 and "gone" in text
+    status, _ = await page.post("api/send", person=4242, chat=GROUP_ID, text="hi")
+    assert status == 404
+    status, _ = await page.post("api/send", person=ALICE, chat=GROUP_ID, text="   ")
+    assert status == 400
+    assert page.box.state()["group"]["messages"] == before
+
+
+async def test_the_event_stream_starts_with_the_whole_state(page: Page) -> None:
+    async with page.http.get(page.base + "api/events") as response:
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        lines = []
+        async for raw in response.content:
+            line = raw.decode().rstrip("\n")
+            if not line:
+                break
+            lines.append(line)
+    assert lines[0] == "event: state"
+    assert lines[2].startswith("data: {") and '"people"' in lines[2]
+
+
+async def test_the_page_speaks_the_language_asked_for(page: Page) -> None:
+    _, ru = await page.get("api/strings?lang=ru")
+    assert ru["lang"] == "ru" and ru["strings"]["sandbox-restart"] == "Перезапустить бота"
+    _, de = await page.get("api/strings", **{"Accept-Language": "de-DE,de;q=0.9,en;q=0.5"})
+    assert de["strings"]["sandbox-restart"] == "Bot neu starten"
+    _, en = await page.get("api/strings?lang=xx")
+    assert en["lang"] == "en" and "sandbox-banner" in en["strings"]
+    async with page.http.get(page.base) as response:
+        html = await response.text()
+    assert 'src="static/sandbox.js"' in html and "http" not in html.split("<body>")[1]
+
+
+async def test_the_local_bot_api_keeps_telegrams_flood_limits(page: Page) -> None:
+    await page.say(ALICE, ALICE, "/start")
+    url = f"{page.base}bot{TOKEN}/sendMessage"
+    codes = []
+    async with aiohttp.ClientSession() as session:
+        for _ in range(40):
+            async with session.post(url, json={"chat_id": ALICE, "text": "hi"}) as response:
+                codes.append(response.status)
+    assert codes[0] == 200 and 429 in codes
+    async with aiohttp.ClientSession() as session:
+        body = {"chat_id": ALICE, "text": "<b>unclosed"}
+        async with session.post(url, json={**body, "parse_mode": "HTML"}) as response:
+            assert response.status in (400, 429)

@@ -1,0 +1,46 @@
+"""`python -m bot` (`make run`) without a token starts the sandbox: one log line says so,
+the page answers on loopback, and a stop signal ends it cleanly."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from bot.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_without_a_token_the_bot_starts_the_local_sandbox(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k.lower() not in Settings.model_fields}
+    env.update(PYTHONPATH=str(ROOT), WEB_PORT="0")
+    bot = subprocess.Popen(
+        [sys.executable, "-m", "bot"],
+        cwd=tmp_path,  # no .env here
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert bot.stderr is not None
+        lines = []
+        for line in bot.stderr:
+            lines.append(line)
+            if found := re.search(r"local sandbox on (http://127\.0\.0\.1:\d+)", line):
+                break
+        else:
+            raise AssertionError("".join(lines))
+        assert "BOT_TOKEN is not set: starting the local sandbox" in "".join(lines)
+        with urllib.request.urlopen(found[1], timeout=30) as response:  # loopback only
+            assert b"sandbox.js" in response.read()
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        _, rest = bot.communicate(timeout=60)
+    assert bot.returncode == 0, rest
+    assert "Traceback" not in rest
+    assert (tmp_path / "data" / "sandbox.sqlite3").exists()  # its own database file
