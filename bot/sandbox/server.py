@@ -35,7 +35,7 @@ from fluent.syntax import ast as fluent_ast
 
 from bot.config import Settings
 from bot.i18n import LOCALES_DIR, Translator
-from bot.sandbox.telegram import FakeMessage, FakeTelegram, FakeUser
+from bot.sandbox.telegram import FakeMessage, FakeTelegram, FakeUser, Limits
 
 logger = logging.getLogger(__name__)
 
@@ -146,10 +146,16 @@ class BotRunner:
 class Sandbox:
     """The local Bot API with its group and people, the bot, and the page's API."""
 
-    def __init__(self, *, database: Path, translator: Translator | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        database: Path,
+        translator: Translator | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.translator = translator or Translator()
         self.fake = FakeTelegram(token=TOKEN, bot_username=BOT_USERNAME, bot_first_name="Durak")
-        self.fake.enforce()  # Telegram's flood limits, as in Telegram
+        self.fake.enforce(limits)  # Telegram's flood limits (tests: others of their choice)
         self.database = database
         self.version = 0
         self._event = asyncio.Event()

@@ -29,12 +29,15 @@ def test_without_a_token_the_bot_starts_the_local_sandbox(tmp_path: Path) -> Non
     try:
         assert bot.stderr is not None
         lines = []
+        found = None
         for line in bot.stderr:
             lines.append(line)
-            if found := re.search(r"local sandbox on (http://127\.0\.0\.1:\d+)", line):
+            found = found or re.search(r"local sandbox on (http://127\.0\.0\.1:\d+)", line)
+            if "@durak_sandbox_bot is up" in line:  # the bot, against the local Bot API
                 break
         else:
             raise AssertionError("".join(lines))
+        assert found is not None
         assert "BOT_TOKEN is not set: starting the local sandbox" in "".join(lines)
         with urllib.request.urlopen(found[1], timeout=30) as response:  # loopback only
             assert b"sandbox.js" in response.read()

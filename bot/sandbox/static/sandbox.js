@@ -187,8 +187,18 @@ function toast(text, notify = false) {
   const div = document.createElement("div");
   div.className = "toast" + (notify ? " notify" : "");
   div.textContent = text;
-  $("#toasts").append(div);
+  const toasts = $("#toasts");
+  toasts.append(div);
+  while (toasts.children.length > 3) toasts.firstChild.remove(); // the newest three
   setTimeout(() => div.remove(), 4000);
+}
+
+// What a notification says: the message's last bold line (a hand's "Your turn: ..."),
+// else its first line.
+function headline(html) {
+  const text = rich(html);
+  const bold = text.querySelectorAll("b");
+  return (bold.length ? bold[bold.length - 1].textContent : text.textContent).split("\n")[0];
 }
 
 function announce() {
@@ -217,8 +227,7 @@ function announce() {
       if (!msg.notified || seen.has(key)) continue;
       seen.add(key);
       if (first) continue;
-      const text = rich(msg.html).textContent.split("\n")[0];
-      toast(`${name}: ${text}`, true);
+      toast(`${name}: ${headline(msg.html)}`, true);
       if (chatId > 0 && chatId !== me) unread.set(chatId, (unread.get(chatId) || 0) + 1);
     }
   }
@@ -279,6 +288,7 @@ async function main() {
     $("#offline").hidden = true;
     announce();
     render();
+    document.body.dataset.version = state.version; // what the page shows now (tests wait on it)
     first = false;
   });
   events.onerror = () => {
