@@ -1,5 +1,6 @@
 """`python -m bot` (or `durak-bot`): start the bot with long polling, or as a webhook
-server where `WEBHOOK_URL` is set (`bot.telegram.webhook`).
+server where `WEBHOOK_URL` is set (`bot.telegram.webhook`); without a `BOT_TOKEN`, the
+local sandbox instead (`bot.sandbox`, docs/sandbox.md).
 
 Start-up checks the settings, then the database, then Telegram (`getMe`), and stops at the
 first that fails with one line on stderr naming what failed and what to check, and an exit
