@@ -318,7 +318,6 @@ sandbox-private = Privatchat
 sandbox-people = Du spielst als
 sandbox-add-person = Person hinzufügen
 sandbox-name = Name
-sandbox-add = Hinzufügen
 sandbox-full = Höchstens 6 Personen.
 sandbox-restart = Bot neu starten
 sandbox-bot-running = Bot läuft

@@ -322,7 +322,6 @@ sandbox-private = Private chat
 sandbox-people = Playing as
 sandbox-add-person = Add person
 sandbox-name = Name
-sandbox-add = Add
 sandbox-full = At most 6 people.
 sandbox-restart = Restart the bot
 sandbox-bot-running = Bot running

@@ -354,7 +354,6 @@ sandbox-private = Личный чат
 sandbox-people = Играет
 sandbox-add-person = Добавить человека
 sandbox-name = Имя
-sandbox-add = Добавить
 sandbox-full = Не больше 6 человек.
 sandbox-restart = Перезапустить бота
 sandbox-bot-running = Бот работает

@@ -188,6 +188,7 @@ class Sandbox:
             ]
         )
         self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
         self.port = 0
 
     # -- running
@@ -195,13 +196,12 @@ class Sandbox:
     async def start(self, host: str = "127.0.0.1", port: int = 8080) -> None:
         """Listen on `host`:`port` (0: any free port, then `port` says which), then start the
         bot against the local Bot API with a fresh database."""
-        self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, handler_cancellation=True, shutdown_timeout=5.0
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port)
-        await site.start()
-        server = site._server
-        assert isinstance(server, asyncio.base_events.Server)
-        self.port = server.sockets[0].getsockname()[1]
+        await web.TCPSite(self._runner, host, port).start()
+        self.port = int(self._runner.addresses[0][1])
         self._fresh_database()
         settings = sandbox_settings(f"http://127.0.0.1:{self.port}/bot", self.database)
         self.bot = BotRunner(settings, self.changed)
@@ -215,6 +215,8 @@ class Sandbox:
     async def close(self) -> None:
         if self.bot is not None:
             await self.bot.stop()
+        self._closing.set()  # the event streams end
+        self.changed()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -404,7 +406,7 @@ class Sandbox:
         )
         await response.prepare(request)
         sent = -1
-        while True:
+        while not self._closing.is_set():
             if sent != self.version:
                 await asyncio.sleep(0.05)  # a burst of calls is sent as one state
                 sent = self.version
@@ -415,6 +417,7 @@ class Sandbox:
                 await asyncio.wait_for(self._event.wait(), PING_SECONDS)
             except TimeoutError:
                 await response.write(b": ping\n\n")
+        return response
 
     async def _body(self, request: web.Request) -> JSON:
         try:

@@ -3,10 +3,17 @@ against it, answers as it does in Telegram (docs/sandbox.md)."""
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+import types
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
+import bot.sandbox.server
 from bot.sandbox.server import MAX_PEOPLE, TOKEN, Sandbox
 from tests.sandbox.conftest import GROUP_ID, Page
 
@@ -171,3 +178,39 @@ async def test_the_local_bot_api_keeps_telegrams_flood_limits(page: Page) -> Non
         body = {"chat_id": ALICE, "text": "<b>unclosed"}
         async with session.post(url, json={**body, "parse_mode": "HTML"}) as response:
             assert response.status in (400, 429)
+
+
+async def test_every_text_the_page_shows_is_in_the_locales(page: Page) -> None:
+    _, en = await page.get("api/strings?lang=en")
+    static = Path(bot.sandbox.server.__file__).with_name("static")
+    html = (static / "index.html").read_text(encoding="utf-8")
+    script = (static / "sandbox.js").read_text(encoding="utf-8")
+    used = set(re.findall(r'data-t(?:-placeholder)?="(sandbox-[a-z-]+)"', html))
+    used |= set(re.findall(r't\("(sandbox-[a-z-]+)"\)', script))
+    used |= {f"sandbox-bot-{status}" for status in ("running", "starting", "stopped")}
+    assert used and used <= set(en["strings"])
+
+
+async def test_the_mini_app_opens_with_init_data_signed_by_the_sandboxs_token(
+    page: Page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with page.http.get(page.base + "api/miniapp?person=1001") as response:
+        status = response.status
+    assert status == 404 and not page.box.state()["miniapp"]  # a build without it: no button
+    signed: list[tuple[str, dict[str, str]]] = []
+
+    def sign_init_data(token: str, fields: dict[str, str]) -> str:
+        signed.append((token, fields))
+        return "signed"
+
+    auth = types.ModuleType("bot.miniapp.auth")
+    auth.sign_init_data = sign_init_data  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bot.miniapp", types.ModuleType("bot.miniapp"))
+    monkeypatch.setitem(sys.modules, "bot.miniapp.auth", auth)
+    assert page.box.state()["miniapp"]
+    status, body = await page.get("api/miniapp?person=1002&start=g7")
+    assert status == 200 and body == {"init_data": "signed"}
+    token, fields = signed[0]
+    assert token == TOKEN
+    assert json.loads(fields["user"])["first_name"] == "Bob"
+    assert fields["start_param"] == "g7"

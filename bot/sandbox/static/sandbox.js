@@ -142,7 +142,7 @@ function showChat(section, chatId, messages) {
 }
 
 function render() {
-  if (!person(me)) me = state.people[0].id;
+  if (me === null) me = state.people[0].id;
   unread.delete(me);
   const people = $("#people");
   people.replaceChildren(
@@ -172,12 +172,14 @@ function render() {
   const status = $("#bot-status");
   status.className = `status ${state.bot.status}`;
   status.textContent = t(`sandbox-bot-${state.bot.status}`);
+  $("#restart").disabled = state.bot.status !== "running";
   $("#group-title").textContent = state.group.title;
   showChat($('[data-chat="group"]'), state.group.id, state.group.messages);
-  const p = person(me);
+  const p = person(me) ?? state.people[0]; // (a person just added: in the next state)
   $("#private-title").textContent = p.name;
   showChat($('[data-chat="private"]'), p.id, p.messages);
   $("#start").hidden = p.started;
+  $("#not-started").hidden = p.started;
   $('[data-chat="private"] .compose').hidden = !p.started;
   $("#open-table").hidden = !state.miniapp;
 }
@@ -214,7 +216,7 @@ function announce() {
     if (!answer.text) continue;
     if (answer.alert) {
       $("#alert p").textContent = answer.text;
-      $("#alert").showModal();
+      if (!$("#alert").open) $("#alert").showModal();
     } else {
       toast(answer.text);
     }
@@ -284,7 +286,13 @@ async function main() {
   };
   const events = new EventSource("api/events");
   events.addEventListener("state", (event) => {
-    state = JSON.parse(event.data);
+    const next = JSON.parse(event.data);
+    if (state && next.version < state.version) {
+      first = true; // the sandbox started again: its chats are new
+      seen.clear();
+      unread.clear();
+    }
+    state = next;
     $("#offline").hidden = true;
     announce();
     render();
