@@ -45,7 +45,6 @@ TOKEN = "1000001:local-sandbox"  # the local Bot API's token: no secret, it open
 BOT_USERNAME = "durak_sandbox_bot"
 GROUP_ID = -1001000000001
 FIRST_PERSON_ID = 1001
-MIN_PEOPLE = 2
 MAX_PEOPLE = 6
 MAX_NAME = 32
 LANGUAGES = ("en", "de", "ru")

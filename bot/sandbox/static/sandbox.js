@@ -122,7 +122,7 @@ function bubble(chatId, msg) {
   }
   const meta = document.createElement("div");
   meta.className = "meta";
-  const time = new Date(msg.date * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const time = new Date(msg.date * 1000).toLocaleTimeString(document.documentElement.lang, { hour: "2-digit", minute: "2-digit" });
   meta.textContent = (msg.edited ? `${t("sandbox-edited")} ` : "") + time;
   if (msg.notified) {
     const bell = document.createElement("span");
