@@ -53,6 +53,9 @@ KEPT_TAPS = 40
 PING_SECONDS = 15.0
 WAIT = 60.0  # `Sandbox.wait_for` gives up after so many seconds
 STATIC = Path(__file__).with_name("static")
+TELEGRAM_WEB_APP_JS = "https://telegram.org/js/telegram-web-app.js"
+_APP_CALLS = {("POST", "session"): "session", ("GET", "events"): "events", ("POST", "move"): "move"}
+"""The Mini App's API (docs/miniapp.md): what the sandbox hands on to `MiniApp`."""
 _CONTENT_TYPES = {
     ".html": "text/html",
     ".js": "text/javascript",
@@ -184,8 +187,13 @@ class Sandbox:
                 web.post("/api/people", self._add_person),
                 web.post("/api/restart", self._restart),
                 web.get("/api/miniapp", self._miniapp),
+                web.get("/app", self._app_redirect),
+                web.get("/app/", self._app_index),
+                web.get("/app/static/{name}", self._app_file),
+                web.route("*", "/app/api/{call}", self._app_api),
             ]
         )
+        self._mini_app: Any = None  # the Mini App's routes over the running bot
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self.port = 0
@@ -313,7 +321,7 @@ class Sandbox:
                 for user in self.people
             ],
             "answers": answers,
-            "miniapp": _sign_init_data() is not None,
+            "miniapp": _sign_init_data() is not None and _mini_app_class() is not None,
         }
 
     def _messages(self, chat_id: int) -> list[JSON]:
@@ -473,6 +481,43 @@ class Sandbox:
             fields["start_param"] = request.query["start"]
         return web.json_response({"init_data": sign(TOKEN, fields)})
 
+    # -- the Mini App (`bot.miniapp`, where the build has it), over the running bot
+
+    def _mini_app_now(self) -> Any:
+        """`bot.miniapp.routes.MiniApp` over the bot as it runs now (a new one after a
+        restart: the old one's application has stopped); 404 without the Mini App."""
+        cls = _mini_app_class()
+        application = self.bot.application if self.bot is not None else None
+        if cls is None or application is None:
+            raise web.HTTPNotFound(text="no Mini App in this build")
+        if self._mini_app is None or self._mini_app.application is not application:
+            self._mini_app = cls(application)
+        return self._mini_app
+
+    async def _app_redirect(self, request: web.Request) -> web.StreamResponse:
+        raise web.HTTPMovedPermanently("/app/")
+
+    async def _app_index(self, request: web.Request) -> web.StreamResponse:
+        """The Mini App's page, with the sandbox's stand-in for Telegram's script (which
+        reads the launch parameters from the URL's #hash, as Telegram passes them)."""
+        page = (Path(self._mini_app_now().static) / "index.html").read_text(encoding="utf-8")
+        return web.Response(
+            text=page.replace(TELEGRAM_WEB_APP_JS, "/static/telegram-web-app.js"),
+            content_type="text/html",
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    async def _app_file(self, request: web.Request) -> web.StreamResponse:
+        response: web.StreamResponse = await self._mini_app_now().file(request)
+        return response
+
+    async def _app_api(self, request: web.Request) -> web.StreamResponse:
+        name = _APP_CALLS.get((request.method, request.match_info["call"]))
+        if name is None:
+            raise web.HTTPNotFound()
+        response: web.StreamResponse = await getattr(self._mini_app_now(), name)(request)
+        return response
+
 
 def _int(value: object) -> int:
     try:
@@ -488,6 +533,15 @@ def _sign_init_data() -> Callable[[str, dict[str, str]], str] | None:
     except ImportError:
         return None
     return sign_init_data  # type: ignore[no-any-return,unused-ignore]
+
+
+def _mini_app_class() -> Any:
+    """`bot.miniapp.routes.MiniApp` where this build has the Mini App, else None."""
+    try:
+        from bot.miniapp.routes import MiniApp  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return MiniApp
 
 
 def page_keys() -> list[str]:
