@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 import bot.sandbox.server
 from bot.sandbox.server import MAX_PEOPLE, TOKEN, Sandbox
@@ -192,21 +193,43 @@ async def test_every_text_the_page_shows_is_in_the_locales(page: Page) -> None:
 
 
 async def test_the_mini_app_opens_with_init_data_signed_by_the_sandboxs_token(
-    page: Page, monkeypatch: pytest.MonkeyPatch
+    page: Page, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    for name in ("bot.miniapp", "bot.miniapp.auth", "bot.miniapp.routes"):
+        monkeypatch.setitem(sys.modules, name, None)  # a build without it: no import
     async with page.http.get(page.base + "api/miniapp?person=1001") as response:
-        status = response.status
-    assert status == 404 and not page.box.state()["miniapp"]  # a build without it: no button
+        assert response.status == 404  # a build without the Mini App: no button either
+    assert not page.box.state()["miniapp"]
+
+    # stand-ins for bot.miniapp's signer and routes (tests/bot's own test the real ones)
     signed: list[tuple[str, dict[str, str]]] = []
 
     def sign_init_data(token: str, fields: dict[str, str]) -> str:
         signed.append((token, fields))
         return "signed"
 
+    (tmp_path / "index.html").write_text(
+        '<script src="https://telegram.org/js/telegram-web-app.js"></script>', encoding="utf-8"
+    )
+    made: list[MiniApp] = []
+
+    class MiniApp:
+        static = tmp_path
+
+        def __init__(self, application: Any) -> None:
+            self.application = application
+            made.append(self)
+
+        async def session(self, request: web.Request) -> web.Response:
+            return web.json_response({"init_data": (await request.json())["init_data"]})
+
     auth = types.ModuleType("bot.miniapp.auth")
     auth.sign_init_data = sign_init_data  # type: ignore[attr-defined]
+    routes = types.ModuleType("bot.miniapp.routes")
+    routes.MiniApp = MiniApp  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "bot.miniapp", types.ModuleType("bot.miniapp"))
     monkeypatch.setitem(sys.modules, "bot.miniapp.auth", auth)
+    monkeypatch.setitem(sys.modules, "bot.miniapp.routes", routes)
     assert page.box.state()["miniapp"]
     status, body = await page.get("api/miniapp?person=1002&start=g7")
     assert status == 200 and body == {"init_data": "signed"}
@@ -214,3 +237,17 @@ async def test_the_mini_app_opens_with_init_data_signed_by_the_sandboxs_token(
     assert token == TOKEN
     assert json.loads(fields["user"])["first_name"] == "Bob"
     assert fields["start_param"] == "g7"
+
+    # /app/ is the Mini App's page, with the sandbox's own Telegram script: no request
+    # leaves the computer; its API is the Mini App's, over the bot as it runs now
+    async with page.http.get(page.base + "app/") as response:
+        html = await response.text()
+    assert "telegram.org" not in html and '"/static/telegram-web-app.js"' in html
+    async with page.http.get(page.base + "static/telegram-web-app.js") as response:
+        assert response.status == 200 and "tgWebAppData" in await response.text()
+    status, body = await page.post("app/api/session", init_data="signed")
+    assert (status, body) == (200, {"init_data": "signed"})
+    assert page.box.bot is not None and made[-1].application is page.box.bot.application
+    await page.post("api/restart")
+    await page.post("app/api/session", init_data="again")
+    assert len(made) == 2 and made[-1].application is page.box.bot.application
