@@ -105,6 +105,17 @@ async def test_a_restart_of_the_bot_mid_game_resumes_the_game(page: Page) -> Non
     assert "The table is empty" not in table(box)
 
 
+async def test_settings_are_the_group_owners_and_a_refusal_is_an_alert(page: Page) -> None:
+    box = page.box
+    await page.say(ALICE, GROUP_ID, "/settings")  # Alice owns the group
+    await box.wait_for(lambda: "Deck: 36" in buttons(box, GROUP_ID))
+    answer = await page.answer(await page.tap(BOB, GROUP_ID, "Deck: 36"))
+    assert answer["alert"] and answer["text"]  # Bob is no admin: told so in an alert
+    assert "Deck: 36" in buttons(box, GROUP_ID)  # and nothing changed
+    await page.tap(ALICE, GROUP_ID, "Deck: 36")
+    await box.wait_for(lambda: "Deck: 36" not in buttons(box, GROUP_ID))
+
+
 def table(box: Sandbox) -> str:
     return box.fake.last_message(GROUP_ID).text.replace("\ufe0f", "")
 

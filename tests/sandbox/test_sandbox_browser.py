@@ -99,6 +99,11 @@ async def test_three_people_play_a_whole_game_by_clicking_in_the_page(
         await join("Alice")
         await person("Bob")
         await join("Bob")
+        # Cancel is the opener's: Bob is told so in an alert, which he closes
+        await group.get_by_role("button", name="Cancel", exact=True).last.click()
+        await expect(page.locator("#alert")).to_contain_text("opened the game")
+        await page.locator("#alert").get_by_role("button").click()
+        await expect(page.locator("#alert")).to_be_hidden()
         form = page.locator("#add-person")
         await form.locator("input").fill("Carol")
         await form.locator("select").select_option("de")
