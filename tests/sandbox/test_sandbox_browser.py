@@ -30,6 +30,7 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = os.environ.get("SANDBOX_SCREENSHOT")  # docs/img/sandbox.png: the picture again
 MAX_CLICKS = 3000
 
@@ -132,7 +133,8 @@ async def test_three_people_play_a_whole_game_by_clicking_in_the_page(
                 if not shot and clicks >= 12 and name == "Alice":  # mid-game: the picture
                     shot = True
                     await page.locator("#toasts").evaluate("toasts => toasts.replaceChildren()")
-                    await page.screenshot(path=SCREENSHOT or str(tmp_path / "sandbox.png"))
+                    shot_path = ROOT / SCREENSHOT if SCREENSHOT else tmp_path / "sandbox.png"
+                    await page.screenshot(path=str(shot_path))
                 if not restarted and clicks >= 20:  # the bot restarts mid-game, the game goes on
                     restarted = True
                     async with page.expect_response("**/api/restart"):

@@ -136,9 +136,11 @@ function bubble(chatId, msg) {
 
 function showChat(section, chatId, messages) {
   const list = $(".messages", section);
+  const other = list.dataset.chat !== String(chatId); // another person's chat: from its end
   const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 30;
   list.replaceChildren(...messages.filter((m) => !m.service).map((m) => bubble(chatId, m)));
-  if (atEnd || first) list.scrollTop = list.scrollHeight;
+  list.dataset.chat = chatId;
+  if (atEnd || other || first) list.scrollTop = list.scrollHeight;
 }
 
 function render() {
