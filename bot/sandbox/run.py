@@ -8,12 +8,15 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import sys
 from pathlib import Path
+from typing import NoReturn
 
+from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.ops import logs
-from bot.sandbox.server import TOKEN, Sandbox
+from bot.sandbox.server import TOKEN, Sandbox, SandboxUnavailable, sandbox_settings
 
 logger = logging.getLogger("bot")
 
@@ -38,7 +41,15 @@ def token_given() -> bool:
 def main_without_token() -> None:
     """`python -m bot` without a token: the sandbox, on `WEB_PORT` (8080 if unset)."""
     port = _Token().web_port.strip() or "8080"
+    if not port.isdigit() or int(port) > 65535:
+        _fail("setting WEB_PORT must be a port number (0 to 65535)")
     main(["--port", port], why="BOT_TOKEN is not set: starting the local sandbox instead")
+
+
+def _fail(message: str) -> NoReturn:
+    """One line on stderr and exit code 2, as `python -m bot` says what to fix."""
+    print(f"durak-bot: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 async def run(host: str, port: int, database: Path) -> None:
@@ -71,7 +82,16 @@ def main(argv: list[str] | None = None, *, why: str | None = None) -> None:
     logging.basicConfig(level=logging.INFO, handlers=[handler])
     logs.keep_payloads_out(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:  # the environment's settings (TURN_TIMEOUT...) apply: checked first
+        sandbox_settings("http://127.0.0.1/bot", args.database)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = "_".join(str(part) for part in error["loc"]).upper()
+        _fail(f"setting {name} {error['msg'].removeprefix('Value error, ')}")
     if why:
         logger.info("%s", why)
-    with contextlib.suppress(KeyboardInterrupt):  # where the loop takes no signal handlers
-        asyncio.run(run(args.host, args.port, args.database))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # where the loop takes no signals
+            asyncio.run(run(args.host, args.port, args.database))
+    except SandboxUnavailable as exc:
+        _fail(str(exc))

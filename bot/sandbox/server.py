@@ -77,6 +77,10 @@ def sandbox_settings(base_url: str, database: Path) -> Settings:
     )
 
 
+class SandboxUnavailable(Exception):
+    """The sandbox cannot serve its page (its port is taken, say): the message says why."""
+
+
 @dataclass
 class _Tap:
     """A tap made on the page, whose answer (a toast or an alert) the page shows."""
@@ -207,7 +211,14 @@ class Sandbox:
             self.app, access_log=None, handler_cancellation=True, shutdown_timeout=5.0
         )
         await self._runner.setup()
-        await web.TCPSite(self._runner, host, port).start()
+        try:
+            await web.TCPSite(self._runner, host, port).start()
+        except OSError as error:
+            await self._runner.cleanup()
+            raise SandboxUnavailable(
+                f"the sandbox cannot listen on {host}:{port} ({error.strerror or error}): "
+                f"set WEB_PORT to a free port"
+            ) from None
         self.port = int(self._runner.addresses[0][1])
         self._fresh_database()
         settings = sandbox_settings(f"http://127.0.0.1:{self.port}/bot", self.database)
