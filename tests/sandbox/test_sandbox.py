@@ -262,3 +262,36 @@ async def test_the_mini_app_opens_with_init_data_signed_by_the_sandboxs_token(
     await page.post("api/restart")
     await page.post("app/api/session", init_data="again")
     assert len(made) == 2 and made[-1].application is page.box.bot.application
+
+
+async def test_the_page_shows_edits_and_deletions_as_telegram_does(page: Page) -> None:
+    box = page.box
+    api = f"{page.base}bot{TOKEN}/"
+
+    async def call(method: str, **params: Any) -> tuple[int, Any]:
+        async with page.http.post(api + method, json=params) as response:
+            return response.status, await response.json()
+
+    def shown(message_id: int) -> dict[str, Any] | None:
+        group = box.state()["group"]["messages"]
+        return next((m for m in group if m["id"] == message_id), None)
+
+    text = {"chat_id": GROUP_ID, "parse_mode": "HTML"}
+    status, sent = await call("sendMessage", text="<b>one</b>", **text)
+    assert status == 200
+    message_id = sent["result"]["message_id"]
+    first = shown(message_id)
+    assert first is not None and first["html"] == "<b>one</b>"
+    assert not first["edited"] and first["notified"]  # a new message rings the phones
+
+    edit = {**text, "message_id": message_id}
+    status, _ = await call("editMessageText", text="<b>two</b>", **edit)
+    assert status == 200
+    edited = shown(message_id)
+    assert edited is not None and edited["html"] == "<b>two</b>" and edited["edited"]
+    status, refused = await call("editMessageText", text="<b>two</b>", **edit)
+    assert status == 400 and "not modified" in refused["description"]  # as Telegram says
+
+    status, _ = await call("deleteMessage", chat_id=GROUP_ID, message_id=message_id)
+    assert status == 200
+    assert shown(message_id) is None
