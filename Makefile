@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 ENGINE_BUILD := $(CURDIR)/build/engine
 COMPILED_ENV := PYTHONSAFEPATH=1 PYTHONPATH=$(ENGINE_BUILD)
 
-.PHONY: run test lint typecheck pytest bench format clean engine
+.PHONY: run sandbox test lint typecheck pytest bench format clean engine
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(PYTHON) -m pip install --quiet --user virtualenv && $(PYTHON) -m virtualenv $(VENV); }
@@ -31,6 +31,12 @@ engine: $(STAMP)
 run: $(STAMP)
 	@$(MAKE) --no-print-directory engine || echo "make run: engine not compiled, running it as pure Python"
 	$(COMPILED_ENV) $(BIN)/python -m bot
+
+# The bot against a local Bot API, played in the browser at http://127.0.0.1:8080 (also what
+# `make run` starts without a BOT_TOKEN): docs/sandbox.md.
+sandbox: $(STAMP)
+	@$(MAKE) --no-print-directory engine || echo "make sandbox: engine not compiled, running it as pure Python"
+	$(COMPILED_ENV) $(BIN)/python -m bot.sandbox
 
 # Every test runs twice: on the pure-Python engine (the sources) and on the compiled one
 # (what `make run` and the Docker image run). DURAK_ENGINE makes the suite check which it got.

@@ -106,10 +106,10 @@ from bench.bot import NAMES, CountingTelegram, WallClockHarness, percentile  # n
 from bot.callbacks import BadCallback, MoveData, Refresh, decode  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.play import Rooms  # noqa: E402
+from bot.sandbox.telegram.limits import COUNTED  # noqa: E402
 from engine import COMPILED  # noqa: E402
 from tests.bot.conftest import TOKEN, ManualClock  # noqa: E402
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser, Limits, Window  # noqa: E402
-from tests.fakes.telegram.limits import COUNTED  # noqa: E402
 
 THINK = (1.0, 2.5)  # seconds a player looks at a changed keyboard before tapping
 HANDOVER_TARGET, GRACEFUL_HAND, ANSWER_TARGET = 1.0, 2.0, 0.3  # seconds (p95)

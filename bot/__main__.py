@@ -1,5 +1,6 @@
 """`python -m bot` (or `durak-bot`): start the bot with long polling, or as a webhook
-server where `WEBHOOK_URL` is set (`bot.telegram.webhook`).
+server where `WEBHOOK_URL` is set (`bot.telegram.webhook`); without a `BOT_TOKEN`, the
+local sandbox instead (`bot.sandbox`, docs/sandbox.md).
 
 Start-up checks the settings, then the database, then Telegram (`getMe`), and stops at the
 first that fails with one line on stderr naming what failed and what to check, and an exit
@@ -251,6 +252,11 @@ _json_lines = False  # LOG_FORMAT=json: set by `main` once the settings are read
 
 
 def main() -> None:
+    from bot.sandbox.run import main_without_token, token_given
+
+    if not token_given():  # no bot of one's own yet: the local sandbox (docs/sandbox.md)
+        main_without_token()
+        return
     settings = load_settings()
     secret = settings.bot_token.get_secret_value()
     handler = logging.StreamHandler()

@@ -345,6 +345,35 @@ cmd-help = Schaltflächen und Befehle
 cmd-howto = So wird Durak gespielt
 cmd-start = Unterhaltung mit mir beginnen
 
+## Sandbox (the local page of `make sandbox`, bot/sandbox/static: plain text, no tags)
+
+sandbox-title = Durak-Sandbox
+sandbox-banner = Eine lokale Sandbox: Der Bot spielt gegen ein nachgebautes Telegram auf diesem Rechner. Nichts verlässt ihn.
+sandbox-banner-real = Dein eigener Bot in Telegram: Token bei @BotFather holen, dann BOT_TOKEN=… make run
+sandbox-group-title = Durak-Runde
+sandbox-default-people = Anna, Ben
+sandbox-group = Gruppe
+sandbox-private = Privatchat
+sandbox-people = Du spielst als
+sandbox-add-person = Person hinzufügen
+sandbox-name = Name
+sandbox-full = Höchstens 6 Personen.
+sandbox-restart = Bot neu starten
+sandbox-bot-running = Bot läuft
+sandbox-bot-starting = Bot startet…
+sandbox-bot-stopped = Bot gestoppt
+sandbox-message = Nachricht
+sandbox-send = Senden
+sandbox-start = Starten
+sandbox-not-started = Du hast den Bot noch nicht gestartet.
+sandbox-notifies = Diese Nachricht lässt das Handy klingeln
+sandbox-edited = bearbeitet
+sandbox-ok = OK
+sandbox-open-table = Tisch öffnen
+sandbox-close = Schließen
+sandbox-gone = Diese Nachricht gibt es nicht mehr.
+sandbox-offline = Die Sandbox antwortet nicht.
+
 ## /settings (Admins der Gruppe; vor dem Start auch der Eröffner der Lobby)
 
 settings-title = Hausregeln

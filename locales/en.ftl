@@ -349,6 +349,35 @@ cmd-help = Buttons and commands
 cmd-howto = How to play Durak
 cmd-start = Start talking to me
 
+## Sandbox (the local page of `make sandbox`, bot/sandbox/static: plain text, no tags)
+
+sandbox-title = Durak sandbox
+sandbox-banner = A local sandbox: the bot plays against a pretend Telegram on this computer. Nothing leaves it.
+sandbox-banner-real = Your own bot in Telegram: get a token from @BotFather, then run BOT_TOKEN=… make run
+sandbox-group-title = Durak club
+sandbox-default-people = Alice, Bob
+sandbox-group = Group
+sandbox-private = Private chat
+sandbox-people = Playing as
+sandbox-add-person = Add person
+sandbox-name = Name
+sandbox-full = At most 6 people.
+sandbox-restart = Restart the bot
+sandbox-bot-running = Bot running
+sandbox-bot-starting = Bot starting…
+sandbox-bot-stopped = Bot stopped
+sandbox-message = Message
+sandbox-send = Send
+sandbox-start = Start
+sandbox-not-started = You have not started the bot yet.
+sandbox-notifies = This message rings the phone
+sandbox-edited = edited
+sandbox-ok = OK
+sandbox-open-table = Open the table
+sandbox-close = Close
+sandbox-gone = That message is gone.
+sandbox-offline = The sandbox is not answering.
+
 ## /settings (group admins; the lobby's opener before the game starts)
 
 settings-title = House rules

@@ -381,6 +381,35 @@ cmd-help = Кнопки и команды
 cmd-howto = Как играть в дурака
 cmd-start = Начать общение со мной
 
+## Sandbox (the local page of `make sandbox`, bot/sandbox/static: plain text, no tags)
+
+sandbox-title = Песочница «Дурака»
+sandbox-banner = Локальная песочница: бот играет с имитацией Telegram на этом компьютере. Ничего не уходит наружу.
+sandbox-banner-real = Свой бот в Telegram: получите токен у @BotFather и запустите BOT_TOKEN=… make run
+sandbox-group-title = Клуб «Дурак»
+sandbox-default-people = Аня, Борис
+sandbox-group = Группа
+sandbox-private = Личный чат
+sandbox-people = Играет
+sandbox-add-person = Добавить человека
+sandbox-name = Имя
+sandbox-full = Не больше 6 человек.
+sandbox-restart = Перезапустить бота
+sandbox-bot-running = Бот работает
+sandbox-bot-starting = Бот запускается…
+sandbox-bot-stopped = Бот остановлен
+sandbox-message = Сообщение
+sandbox-send = Отправить
+sandbox-start = Начать
+sandbox-not-started = Вы ещё не запустили бота.
+sandbox-notifies = Это сообщение звонит на телефон
+sandbox-edited = изменено
+sandbox-ok = OK
+sandbox-open-table = Открыть стол
+sandbox-close = Закрыть
+sandbox-gone = Этого сообщения больше нет.
+sandbox-offline = Песочница не отвечает.
+
 ## /settings (админы группы; до начала игры — и создатель лобби)
 
 settings-title = Правила группы

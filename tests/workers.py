@@ -65,12 +65,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.callbacks import MoveData, decode
+from bot.sandbox.telegram.limits import COUNTED, Limits, Window
 from storage import Database, NotFound
 from tests import postgres
 from tests.bot.conftest import TOKEN
 from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeGroup, FakeMessage, FakeTelegram, FakeUser
-from tests.fakes.telegram.limits import COUNTED, Limits, Window
 from tests.fakes.webhook import WebhookDelivery
 
 ROOT = Path(__file__).resolve().parents[1]

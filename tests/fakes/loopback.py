@@ -22,8 +22,8 @@ from types import TracebackType
 
 import httpx
 
+from bot.sandbox.telegram.transport import VIA_HEADER
 from tests.fakes.telegram import FakeTelegram
-from tests.fakes.telegram.transport import VIA_HEADER
 
 WAIT = 60.0
 _LABEL = re.compile(r"[A-Za-z0-9._-]+")

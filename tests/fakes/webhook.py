@@ -51,9 +51,9 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from bot.sandbox.telegram.methods import LOOPBACK_HOSTS
+from bot.sandbox.telegram.state import JSON
 from tests.fakes.telegram import FakeTelegram
-from tests.fakes.telegram.methods import LOOPBACK_HOSTS
-from tests.fakes.telegram.state import JSON
 
 WAIT: Final = 60.0
 SECRET_HEADER: Final = "X-Telegram-Bot-Api-Secret-Token"

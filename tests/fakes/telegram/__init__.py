@@ -1,72 +1,15 @@
-"""An in-memory fake of the Telegram Bot API, spoken to through PTB's real HTTP stack.
-
-The fake is an ``httpx.MockTransport``; python-telegram-bot talks to it exactly as it
-talks to https://api.telegram.org (same URLs, same form encoding, same error handling)::
-
-    fake = FakeTelegram()
-    app = fake.make_application()          # or, by hand:
-    app = (
-        Application.builder()
-        .token(fake.token)                 # "123:TEST"
-        .request(fake.request())
-        .get_updates_request(fake.updates_request())
-        .build()
-    )
-    alice = fake.user(1, "Alice")
-    group = fake.group(-1001, "Durak club", admins={alice})
-    async with app:                        # initialize() calls getMe on the fake
-        await fake.deliver(app, alice.send(group, "/newgame"))
-        lobby = fake.last_message(group.id)
-        await fake.deliver(app, alice.tap(lobby, "Join"))
-        assert fake.answer_for(...)        # the toast of that tap
-
-No network is used: any request to a host other than api.telegram.org raises
-``httpx.ConnectError``.
-
-The modules, from the wire inwards (each builds on the next):
-
-- `transport`: `FakeTelegram` itself, the HTTP side: the httpx transport and its handler
-  (reading form, multipart and JSON bodies as the Bot API does, answering in its JSON),
-  error injection (``fail_next``, ``timeout_next``, ``clear_faults``, ``chaos``), the
-  ``latency`` hook, and the request objects and ``Application`` wired to the fake
-  (``request``,
-  ``make_application``, ``deliver``).
-- `methods`: the Bot API methods the fake answers (``sendMessage``, ``editMessageText``,
-  ``answerCallbackQuery``, ``getChatMember``, ``setMyCommands``, ``getMe``, ``getUpdates``,
-  ``setWebhook``, ``deleteWebhook``, ``getWebhookInfo``), each refusing what Telegram
-  refuses. Telegram's posting to a webhook is `tests.fakes.webhook`.
-- `state`: what the fake keeps (chats and members, messages as `FakeMessage` with their
-  `Button`s, `CallbackAnswer`s, command menus, pending updates, the `Webhook`, the log of
-  each `Call`) and what tests read of it (``messages``, ``last_message``, ``answer_for``,
-  ``calls_for``..., ``watch``: a callback on each change of a message).
-- `scenarios`: simulated people, `FakeUser` and `FakeGroup` (commands, taps, blocking the
-  bot, joining, leaving, kicks, migration), which make the updates Telegram would send.
+"""The fake Telegram Bot API the tests use: the sandbox's local Bot API
+(`bot.sandbox.telegram`), which is part of the product since `make sandbox` runs the bot
+against it. This name stays for the tests (and `bench/`): ``tests.fakes.telegram`` and its
+submodules (``.limits``, ``.methods``, ``.scenarios``, ``.state``, ``.transport``) are the
+very modules of `bot.sandbox.telegram`, so a test that patches one patches the other.
 """
 
-from tests.fakes.telegram.limits import Limits, Window
-from tests.fakes.telegram.scenarios import FakeGroup, FakeUser
-from tests.fakes.telegram.state import (
-    BOT_USERNAME,
-    TOKEN,
-    Button,
-    Call,
-    CallbackAnswer,
-    FakeMessage,
-    Webhook,
-)
-from tests.fakes.telegram.transport import FakeTelegram
+import sys
 
-__all__ = [
-    "BOT_USERNAME",
-    "TOKEN",
-    "Button",
-    "Call",
-    "CallbackAnswer",
-    "FakeGroup",
-    "FakeMessage",
-    "FakeTelegram",
-    "FakeUser",
-    "Limits",
-    "Webhook",
-    "Window",
-]
+from bot.sandbox.telegram import *  # noqa: F403
+from bot.sandbox.telegram import __all__ as __all__
+from bot.sandbox.telegram import limits, methods, scenarios, state, transport
+
+for _module in (limits, methods, scenarios, state, transport):
+    sys.modules[f"{__name__}.{_module.__name__.rsplit('.', 1)[1]}"] = _module

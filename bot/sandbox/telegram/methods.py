@@ -32,9 +32,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from tests.fakes.html import HtmlParseError, parse_html, strip_text
-from tests.fakes.telegram.scenarios import FakeGroup, FakeUser
-from tests.fakes.telegram.state import (
+from bot.sandbox.telegram.html import HtmlParseError, parse_html, strip_text
+from bot.sandbox.telegram.scenarios import FakeGroup, FakeUser
+from bot.sandbox.telegram.state import (
     JSON,
     CallbackAnswer,
     FakeMessage,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
-from tests.fakes.telegram.scenarios import FakeGroup, FakeUser, user_ref
+from bot.sandbox.telegram.scenarios import FakeGroup, FakeUser, user_ref
 
 JSON = dict[str, Any]
 Change = Literal["new", "edited", "deleted"]

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for annotations only: `state` imports this module
-    from tests.fakes.telegram.state import JSON, FakeMessage, FakeState
+    from bot.sandbox.telegram.state import JSON, FakeMessage, FakeState
 
 COMMAND_RE = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,64})?")
 

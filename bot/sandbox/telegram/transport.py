@@ -30,10 +30,10 @@ from telegram import Bot, Update
 from telegram.ext import Application, ApplicationBuilder
 from telegram.request import HTTPXRequest
 
+from bot.sandbox.telegram.limits import COUNTED, FloodControl, Limits
+from bot.sandbox.telegram.methods import METHODS, ApiError, BotApiMethods
+from bot.sandbox.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 from bot.telegram.request import JsonRequest, UpdatesRequest
-from tests.fakes.telegram.limits import COUNTED, FloodControl, Limits
-from tests.fakes.telegram.methods import METHODS, ApiError, BotApiMethods
-from tests.fakes.telegram.state import BOT_USERNAME, JSON, TOKEN, Call
 
 AnyApplication = Application[Any, Any, Any, Any, Any, Any]
 
@@ -379,6 +379,11 @@ class FakeTelegram(BotApiMethods):
         return self._chaos_fault(method)
 
     # -- HTTP
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        """Answer one Bot API request addressed to api.telegram.org (the sandbox's server and
+        `tests.fakes.loopback` hand on what reaches them over HTTP)."""
+        return await self._handle(request)
 
     async def _handle(self, request: httpx.Request) -> httpx.Response:
         """Answer one Bot API request (the ``VIA_HEADER``, where given, names the process
