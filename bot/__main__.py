@@ -1,6 +1,8 @@
 """`python -m bot` (or `durak-bot`): start the bot with long polling, or as a webhook
-server where `WEBHOOK_URL` is set (`bot.telegram.webhook`); without a `BOT_TOKEN`, the
-local sandbox instead (`bot.sandbox`, docs/sandbox.md).
+server where `WEBHOOK_URL` is set (`bot.telegram.webhook`). With `--sandbox-without-token`
+(what `make run` passes) and no `BOT_TOKEN`, the local sandbox instead (`bot.sandbox`,
+docs/sandbox.md); without that flag (the Docker image, a service manager) a missing token
+is a setting to fix, as below.
 
 Start-up checks the settings, then the database, then Telegram (`getMe`), and stops at the
 first that fails with one line on stderr naming what failed and what to check, and an exit
@@ -53,7 +55,10 @@ def load_settings() -> Settings:
             if missing:
                 reason = "is required"
                 if name == "BOT_TOKEN":  # where it goes
-                    reason += ": put it in .env (cp .env.example .env) or the environment"
+                    reason += (
+                        ": put it in .env (cp .env.example .env) or the environment"
+                        " (to try the bot without Telegram: make run, or python -m bot.sandbox)"
+                    )
             print(f"durak-bot: setting {name} {reason}", file=sys.stderr)
             break
         raise SystemExit(2) from None
@@ -251,10 +256,17 @@ def _fail(message: str, code: int, secret: str) -> None:
 _json_lines = False  # LOG_FORMAT=json: set by `main` once the settings are read
 
 
-def main() -> None:
+SANDBOX_FLAG = "--sandbox-without-token"
+"""`make run`'s: no bot of one's own yet, so the local sandbox. Not the default: a service
+(the Docker image) started without its token must stop and say so, not serve a sandbox
+on a loopback address nobody reaches."""
+
+
+def main(argv: list[str] | None = None) -> None:
     from bot.sandbox.run import main_without_token, token_given
 
-    if not token_given():  # no bot of one's own yet: the local sandbox (docs/sandbox.md)
+    args = sys.argv[1:] if argv is None else argv
+    if SANDBOX_FLAG in args and not token_given():  # (docs/sandbox.md)
         main_without_token()
         return
     settings = load_settings()

@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only: a test of SQLite's files or connection: not run on PostgreSQL"
     )
+    config.addinivalue_line(
+        "markers", "browser: a page (Mini App, sandbox) in headless Chromium (tests/browser.py)"
+    )
 
 
 _skipped_postgres: list[str] = []

@@ -34,12 +34,12 @@ class _Token(BaseSettings):
 
 def token_given() -> bool:
     """Whether `BOT_TOKEN` is set (in the environment or .env): the real bot, in Telegram;
-    else `python -m bot` starts the sandbox."""
+    else `make run` (`python -m bot --sandbox-without-token`) starts the sandbox."""
     return bool(_Token().bot_token.strip())
 
 
 def main_without_token() -> None:
-    """`python -m bot` without a token: the sandbox, on `WEB_PORT` (8080 if unset)."""
+    """`make run` without a token: the sandbox, on `WEB_PORT` (8080 if unset)."""
     port = _Token().web_port.strip() or "8080"
     if not port.isdigit() or int(port) > 65535:
         _fail("setting WEB_PORT must be a port number (0 to 65535)")

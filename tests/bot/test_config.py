@@ -1,5 +1,5 @@
-"""Start-up settings: a malformed setting is one clear line and exit code 2 (without a token
-`python -m bot` starts the sandbox: tests/bot/test_sandbox_start.py)."""
+"""Start-up settings: a missing or malformed setting is one clear line and exit code 2 (only
+`make run` starts the sandbox without a token: tests/sandbox/test_sandbox_start.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,21 @@ def run_bot(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+@pytest.mark.parametrize("env", [{}, {"BOT_TOKEN": ""}])  # unset, or empty as in .env.example
+def test_missing_token_stops_with_one_line_that_says_where_it_goes(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`python -m bot` as a service runs it (the Docker image): no sandbox nobody reaches."""
+    result = run_bot(tmp_path, **env)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "durak-bot: setting BOT_TOKEN is required: put it in .env (cp .env.example .env)"
+        " or the environment (to try the bot without Telegram: make run, or python -m"
+        " bot.sandbox)"
+    )
+    assert "Traceback" not in result.stderr
 
 
 def test_a_malformed_setting_reads_without_library_words(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,25 +18,17 @@ import pytest
 
 from bot.sandbox.server import Sandbox
 from bot.sandbox.telegram import Limits, Window
+from tests import browser
 from tests.sandbox.conftest import FAST
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = os.environ.get("SANDBOX_SCREENSHOT")  # docs/img/sandbox.png: the picture again
 MAX_CLICKS = 3000
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason="no Chromium at /usr/bin/chromium: apt-get install chromium (CI's .ci/run does)",
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing())),
+]
 async_api = pytest.importorskip(
     "playwright.async_api", reason="no playwright: pip install -e '.[dev]'"
 )
@@ -66,8 +57,8 @@ async def test_three_people_play_a_whole_game_by_clicking_in_the_page(
 ) -> None:
     errors: list[str] = []
     async with async_api.async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = await browser.new_page(viewport={"width": 1280, "height": 800}, locale="en-US")
+        chromium = await browser.launch(p)
+        page = await chromium.new_page(viewport={"width": 1280, "height": 800}, locale="en-US")
         page.on("pageerror", lambda error: errors.append(str(error)))
         outside: list[str] = []
         page.on(
@@ -162,7 +153,7 @@ async def test_three_people_play_a_whole_game_by_clicking_in_the_page(
             await person(name)
             await again.last.click()
         await expect(group.locator(".msg", has_text="Trump")).to_have_count(2)
-        await browser.close()
+        await chromium.close()
     assert box.bot is not None and box.bot.restarts == 1
     assert not errors
     assert not outside  # nothing but the sandbox's own loopback server

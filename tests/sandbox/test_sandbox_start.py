@@ -23,7 +23,7 @@ def test_without_a_token_the_bot_starts_the_local_sandbox(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if k.lower() not in Settings.model_fields}
     env.update(PYTHONPATH=str(ROOT), WEB_PORT="0")
     bot = subprocess.Popen(
-        [sys.executable, "-m", "bot"],
+        [sys.executable, "-m", "bot", "--sandbox-without-token"],  # (make run)
         cwd=tmp_path,  # no .env here
         env=env,
         stderr=subprocess.PIPE,
@@ -56,7 +56,7 @@ def start_without_token(tmp_path: Path, **settings: str) -> subprocess.Completed
     env = {k: v for k, v in os.environ.items() if k.lower() not in Settings.model_fields}
     env.update(PYTHONPATH=str(ROOT), **settings)
     return subprocess.run(
-        [sys.executable, "-m", "bot"],
+        [sys.executable, "-m", "bot", "--sandbox-without-token"],  # (make run)
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -13,12 +13,6 @@ from tests import browser as chromium
 _skipped: list[str] = []
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "browser: runs the Mini App page in headless Chromium (tests/browser.py)"
-    )
-
-
 @pytest.fixture
 async def browser() -> AsyncIterator[Any]:
     why = chromium.missing()
