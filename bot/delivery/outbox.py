@@ -476,6 +476,14 @@ class Outbox:
         if chat.floor is None or message_id > chat.floor[0]:
             chat.floor = (message_id, chat.lost)
 
+    def seen(self, chat_id: int, message_id: int) -> None:
+        """Message `message_id` is in the chat (a tapped one): a send from now on lands after
+        it, where its copy would be looked for (`floor`), though the bot may not know it as
+        one of its own (a copy is not taken for the real one)."""
+        chat = self._chat(chat_id)
+        if chat.floor is None or message_id > chat.floor[0]:
+            chat.floor = (message_id, chat.lost)
+
     def known(self, chat_id: int, message_id: int) -> bool:
         """Whether the bot knows message `message_id` of the chat as one of its own."""
         chat = self._chats.get(chat_id)
@@ -621,6 +629,8 @@ class Outbox:
         takes an answer (`ANSWER_WITHIN` s after the tap arrived)."""
         if query is None:
             return
+        if query.chat_id is not None and query.chat_id > 0 and query.message_id is not None:
+            self.seen(query.chat_id, query.message_id)
         self._answered[query.id] = None
         if len(self._answered) > ANSWERED_KEPT:
             self._answered.popitem(last=False)

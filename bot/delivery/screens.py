@@ -93,6 +93,8 @@ class Screens:
         self._applied: dict[tuple[int, str], tuple[int, Any, datetime]] = {}
         self._reshown: dict[tuple[int, str], datetime] = {}
         self._orphans: dict[tuple[int, str], set[int]] = {}  # second hand messages retired
+        # Hands whose first message this process sends knowing where a dead one's lies.
+        self._floored: set[tuple[int, str]] = set()
         # The bot was removed from the group (a 403 on its table): wired by `bot.play`.
         self.bot_gone: Callable[[GameRecord], Awaitable[None]] | None = None
 
@@ -209,6 +211,7 @@ class Screens:
             self._applied.pop(key, None)
             self._reshown.pop(key, None)
             self._orphans.pop(key, None)
+            self._floored.discard(key)
 
     def forget_chat(self, chat_id: int) -> None:
         """The group moved (a supergroup migration): nothing more goes to the old chat."""
@@ -526,6 +529,21 @@ class Screens:
                 record, seat, rendered, (shown, game.move_number), priority, alert, anew
             )
 
+    def deal(self, record: GameRecord) -> None:
+        """A game is dealt (not stored yet): where each player's first hand message would
+        lie, the latest message the bot knows in their private chat (`Outbox.floor`), goes
+        with the record (`hand_floors`). A process killed before it stored the id of a hand
+        it sent leaves a copy after it, which the next one deletes once it has sent the hand
+        (`_want_hand`)."""
+        assert record.id is not None
+        for seat in record.lobby.seats:
+            if seat.is_computer or seat.user_id is None:
+                continue
+            self._floored.add((record.id, seat.player_id))  # (this process's sends: its own)
+            floor = self.out.floor(seat.user_id)
+            if floor is not None:
+                record.hand_floors[seat.player_id] = floor.floor
+
     def _want_hand(
         self,
         record: GameRecord,
@@ -541,6 +559,12 @@ class Screens:
         key = (game_id, pid)
         over = record.status == "finished"
         lang = self.kit.lang_of(record, pid)
+        floor = record.hand_floors.get(pid)
+        if key not in self._floored and floor is not None and pid not in record.hand_messages:
+            # A process before this one dealt the game and may have sent this hand before it
+            # died, its id never stored: a copy after the floor goes once this one lands.
+            self.out.may_have_landed(seat.user_id, hand_key(game_id, pid), after=floor)
+        self._floored.add(key)
 
         def done(delivered: Delivered, tag: tuple[Any, int]) -> None:
             self._sent_hands[key], self._shown_move[key] = tag

@@ -1,0 +1,44 @@
+"""A hand a killed bot sent without storing its id is not left live: the game was dealt
+with where each player's first hand message would lie (`GameRecord.hand_floors`, the latest
+message the bot knew in the private chat), so the next start, which sends the hand again,
+finds the copy after it and deletes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.delivery import screens
+from tests.bot.conftest import BotHarness
+from tests.fakes.telegram import FakeMessage, FakeUser
+
+
+def live_hands(h: BotHarness, user: FakeUser) -> list[FakeMessage]:
+    """The user's private messages with a game's buttons (a card, say), not deleted."""
+    return [
+        m
+        for m in h.fake.messages(user.id)
+        if not m.deleted and any(b.callback_data for row in m.buttons for b in row)
+    ]
+
+
+async def test_a_hand_a_killed_bot_never_stored_is_deleted_once_the_next_start_sends_it(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9401, "Club", admins={alice})
+    with monkeypatch.context() as patch:
+        # The hands land, and the bot dies before it stores their ids.
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        await h.open_game(group, [alice, bob])
+    firsts = {u.id: live_hands(h, u) for u in (alice, bob)}
+    assert all(len(hands) == 1 for hands in firsts.values())
+    welcome = {u.id: h.fake.messages(u.id)[0] for u in (alice, bob)}
+    await h.restart()
+    await h.settle()
+    for user in (alice, bob):
+        (hand,) = live_hands(h, user)
+        assert hand.message_id != firsts[user.id][0].message_id
+        assert firsts[user.id][0].deleted
+        assert hand.message_id == h.hand_message(user).message_id
+        assert not welcome[user.id].deleted  # (what the bot said before the deal stays)
