@@ -1,6 +1,7 @@
 """A second hand message, left live by a send whose answer was lost (and not found by the
-outbox's sweep: the bot restarted before it sent the hand again): its buttons work as the
-hand's, and it is retired at its first tap (#34 item 4, for hands)."""
+outbox's sweep: the bot restarted before it sent the hand again, and the process that dealt
+knew no message of the private chat to search from): its buttons work as the hand's, and it
+is retired at its first tap (#34 item 4, for hands)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ async def test_a_tap_on_a_second_hand_message_plays_and_retires_it(harness: BotH
     group = h.fake.group(-3404, "Club", admins={alice})
     for p in (alice, bob):
         await h.send(p.start_private())
+    await h.restart()  # (the process that deals knows nothing of the private chats)
     await h.send(alice.send(group, "/newgame"))
     await h.send(bob.tap(h.lobby_message(group), "Join"))
     # Each hand lands, but the answer is lost, and Telegram fails every try after it until
