@@ -223,6 +223,11 @@ class Outbox:
         self.keep: Callable[[int], Awaitable[None]] | None = None
         self._stop_at = math.inf  # (the timing's clock) no call waits past it: `stop_by`
         self._stopping = asyncio.Event()
+        # Tap answers being tried again (by callback query id): each one's parameters and
+        # when its tap arrived; kept for the next process (`keep_answers`) before a poll
+        # confirms their updates to Telegram (`keep_retrying`).
+        self._retrying: dict[str, tuple[dict[str, Any], float]] = {}
+        self.keep_answers: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
 
     def stop_by(self, deadline: float) -> None:
         """A stop began: from now on no call waits for a chat's budget (or a 429) past
@@ -666,21 +671,67 @@ class Outbox:
     ) -> None:
         """A tap's answer that met a fault, tried again until `ANSWER_WITHIN` s after the tap
         arrived."""
-        wait = FIRST_ANSWER_RETRY
-        while True:
-            if not await self._again(
-                "answerCallbackQuery", chat, error, wait, arrived, ANSWER_WITHIN
-            ):
-                return
-            wait *= 2
-            try:
-                await self._call("answerCallbackQuery", data, patient=False, about=chat)
-                return
-            except TelegramError as exc:
-                if not telegram_fault(exc):  # answered after all (its answer was lost), or too old
-                    logger.info("could not answer callback query: %s", exc)
+        query = str(data["callback_query_id"])
+        self._retrying[query] = (data, arrived)
+        try:
+            wait = FIRST_ANSWER_RETRY
+            while True:
+                if not await self._again(
+                    "answerCallbackQuery", chat, error, wait, arrived, ANSWER_WITHIN
+                ):
                     return
-                error = exc
+                wait *= 2
+                try:
+                    await self._call("answerCallbackQuery", data, patient=False, about=chat)
+                    return
+                except TelegramError as exc:
+                    if not telegram_fault(exc):  # answered after all (its answer was lost),
+                        logger.info("could not answer callback query: %s", exc)  # or too old
+                        return
+                    error = exc
+        finally:
+            self._retrying.pop(query, None)
+
+    async def keep_retrying(self) -> None:
+        """Long polling is about to confirm updates whose taps' answers are still being tried
+        again (`bot.telegram.polling.Unconfirmed`): those answers are kept for the next
+        process first (`keep_answers`), which tries them on while Telegram takes them
+        (`answer_kept`), should this one die before they go out."""
+        keep = self.keep_answers
+        if keep is None or not self._retrying:
+            return
+        now, epoch = self.timing.now(), self.timing.epoch()
+        await keep(
+            [
+                {"answer": {k: v for k, v in data.items() if v is not None}, "at": epoch - now + at}
+                for data, at in self._retrying.values()
+            ]
+        )
+
+    def answer_kept(self, kept: list[dict[str, Any]]) -> int:
+        """The answers a process before this one was still trying again when it died
+        (`keep_retrying`): each tried on, beside the caller, while Telegram still takes it
+        (`ANSWER_WITHIN` s after its tap arrived); how many."""
+        now, epoch = self.timing.now(), self.timing.epoch()
+        count = 0
+        for item in kept:
+            data, at = dict(item["answer"]), float(item["at"])
+            arrived = now - (epoch - at)
+            if now - arrived >= ANSWER_WITHIN or str(data["callback_query_id"]) in self._answered:
+                continue
+            self._answered[str(data["callback_query_id"])] = None
+            self._beside(self._answer_kept(data, arrived))
+            count += 1
+        return count
+
+    async def _answer_kept(self, data: dict[str, Any], arrived: float) -> None:
+        try:
+            await self._call("answerCallbackQuery", data, patient=False)
+        except TelegramError as exc:
+            if not telegram_fault(exc):  # answered after all, or too old
+                logger.info("could not answer callback query: %s", exc)
+                return
+            await self._answer_later(data, arrived, None, exc)
 
     async def delete(self, chat_id: int, message_id: int, *, budgeted: bool = False) -> bool:
         """Delete one of the bot's messages; False where Telegram refuses (too old, gone,
