@@ -9,15 +9,17 @@ import pytest
 
 from bot.delivery import screens
 from tests.bot.conftest import BotHarness
+from tests.bot.test_computers import start_practice
 from tests.fakes.telegram import FakeMessage, FakeUser
 
 
 def live_hands(h: BotHarness, user: FakeUser) -> list[FakeMessage]:
-    """The user's private messages with a game's buttons (a card, say), not deleted."""
+    """The user's private messages with a hand's buttons (a card, say), not deleted."""
     return [
         m
         for m in h.fake.messages(user.id)
-        if not m.deleted and any(b.callback_data for row in m.buttons for b in row)
+        if not m.deleted
+        and any((b.callback_data or "").startswith("m") for row in m.buttons for b in row)
     ]
 
 
@@ -42,3 +44,22 @@ async def test_a_hand_a_killed_bot_never_stored_is_deleted_once_the_next_start_s
         assert firsts[user.id][0].deleted
         assert hand.message_id == h.hand_message(user).message_id
         assert not welcome[user.id].deleted  # (what the bot said before the deal stays)
+
+
+async def test_a_practice_hand_is_found_before_its_table(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A practice game's table lies in the private chat too, after the hand: the copy the
+    sweep finds first is the hand's, and the table stays."""
+    h = harness
+    solo = h.user(1, "Solo")
+    with monkeypatch.context() as patch:
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        await start_practice(h, solo)
+    (first,) = live_hands(h, solo)
+    await h.restart()
+    await h.settle()
+    (hand,) = live_hands(h, solo)
+    assert hand.message_id > first.message_id
+    tables = [m for m in h.fake.messages(solo.id) if m.text.startswith("Durak · ")]
+    assert len(tables) == 1
