@@ -336,6 +336,9 @@ class Term:
                 "final": final,
                 "calls": {str(k): v for k, v in recent.items()},
                 "games": versions,
+                # Where a copy of the next send into each private chat would lie: the next
+                # leader searches from there (`Outbox.carry_floors`).
+                "floors": out.floors(chat for chat in recent if chat > 0),
             }
         ).decode()
         try:
@@ -401,6 +404,9 @@ class Term:
                     if seat.user_id is not None and not seat.is_computer:
                         recent.setdefault(seat.user_id, []).extend([0.0] * limits.private.count)
         out.budgets.carry(recent, out.timing.now())
+        floors = kept.get("floors")
+        if isinstance(floors, dict):
+            out.carry_floors({int(chat): int(mid) for chat, mid in floors.items()})
 
 
 class Leadership:

@@ -41,7 +41,7 @@ from bot.telegram.polling import UPDATE_WORK
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine, Hashable
+    from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable
 
     from bot.delivery.sender import Timing
 
@@ -488,6 +488,23 @@ class Outbox:
         chat = self._chat(chat_id)
         if chat.floor is None or message_id > chat.floor[0]:
             chat.floor = (message_id, chat.lost)
+
+    def floors(self, chats: Iterable[int]) -> dict[str, int]:
+        """The latest message the bot knows in each of `chats` that it knows one in, for
+        the next process (`carry_floors`)."""
+        found = {}
+        for chat_id in chats:
+            chat = self._chats.get(chat_id)
+            if chat is not None and chat.floor is not None:
+                found[str(chat_id)] = chat.floor[0]
+        return found
+
+    def carry_floors(self, floors: dict[int, int]) -> None:
+        """What the process before this one knew last in each chat (`floors`): a copy of a
+        send from now on lies after it, so that a lost send's copy is looked for in a chat
+        this process has not written to yet (a hand dealt just after a restart)."""
+        for chat_id, message_id in floors.items():
+            self.seen(chat_id, message_id)
 
     def known(self, chat_id: int, message_id: int) -> bool:
         """Whether the bot knows message `message_id` of the chat as one of its own."""

@@ -46,6 +46,31 @@ async def test_a_hand_a_killed_bot_never_stored_is_deleted_once_the_next_start_s
         assert not welcome[user.id].deleted  # (what the bot said before the deal stays)
 
 
+async def test_a_hand_dealt_just_after_a_restart_is_found_too(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The players started the bot with the process before: the one that deals knows their
+    private chats from what that one kept (where it last wrote in each), so a hand it sent
+    without storing its id is found once the next start sends it."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9404, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await h.restart()  # (a moment after their /start)
+    with monkeypatch.context() as patch:
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        await h.send(alice.send(group, "/newgame"))
+        await h.send(bob.tap(h.lobby_message(group), "Join"))
+        await h.send(alice.tap(h.lobby_message(group), "Start"))
+    assert all(len(live_hands(h, u)) == 1 for u in (alice, bob))
+    await h.restart()
+    await h.settle()
+    for user in (alice, bob):
+        (hand,) = live_hands(h, user)
+        assert hand.message_id == h.hand_message(user).message_id
+
+
 async def test_a_practice_hand_is_found_before_its_table(
     harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
