@@ -559,15 +559,23 @@ class Screens:
         key = (game_id, pid)
         over = record.status == "finished"
         lang = self.kit.lang_of(record, pid)
-        floor = record.hand_floors.get(pid)
-        if key not in self._floored and floor is not None and pid not in record.hand_messages:
-            # A process before this one dealt the game and may have sent this hand before it
-            # died, its id never stored: a copy after the floor goes once this one lands.
+        # The first look at a hand in this process: a process before it may have sent a
+        # new hand message and died before storing its id (the first one, after the deal's
+        # floor; or a turn alert, after the stored one, which it deleted first). A copy
+        # after that goes once this process sends the hand; none is looked for where the
+        # stored message still shows it (an edit).
+        floor = record.hand_messages.get(pid, record.hand_floors.get(pid))
+        looking = key not in self._floored and floor is not None
+        if looking:
+            assert floor is not None
             self.out.may_have_landed(seat.user_id, hand_key(game_id, pid), after=floor)
         self._floored.add(key)
+        user_id = seat.user_id
 
         def done(delivered: Delivered, tag: tuple[Any, int]) -> None:
             self._sent_hands[key], self._shown_move[key] = tag
+            if looking and not delivered.new:  # (no copy: the stored one is the hand)
+                self.out.found(user_id, delivered.message_id, hand_key(game_id, pid))
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
                 self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))

@@ -10,6 +10,7 @@ import pytest
 from bot.delivery import screens
 from tests.bot.conftest import BotHarness
 from tests.bot.test_computers import start_practice
+from tests.bot.test_turn_alerts import PAUSE, play, two_at
 from tests.fakes.telegram import FakeMessage, FakeUser
 
 
@@ -88,3 +89,25 @@ async def test_a_practice_hand_is_found_before_its_table(
     assert hand.message_id > first.message_id
     tables = [m for m in h.fake.messages(solo.id) if m.text.startswith("Durak · ")]
     assert len(tables) == 1
+
+
+async def test_a_turn_alert_a_killed_bot_never_stored_is_deleted_after_a_restart(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's turn comes after a pause: his old hand is deleted and the new one lands, and the
+    bot dies before it stores the new id. The next start finds the stored hand gone and
+    sends it again: the alert that landed lies after the stored one, and goes."""
+    h = harness
+    _, alice, bob = await two_at(h, -9405)
+    old = h.hand_message(bob)
+    h.clock.advance(PAUSE)
+    with monkeypatch.context() as patch:
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        await play(h, alice, "6♠")  # Bob must defend now
+    (alert,) = live_hands(h, bob)
+    assert alert.message_id != old.message_id
+    await h.restart()
+    await h.settle()
+    (hand,) = live_hands(h, bob)
+    assert hand.message_id == h.hand_message(bob).message_id
+    assert "9♠" in hand.button_texts
