@@ -158,6 +158,10 @@ class _Chat:
     pending: dict[Hashable, Orphans] = field(default_factory=dict)  # lost sends, by key
 
 
+SWEEP_TRIES: Final = 3
+"""Times a search for copies is made, where Telegram's faults break it off (waiting
+`MIN_RETRY_WAIT` s, then doubling)."""
+
 MAX_ORPHAN_PROBES: Final = 4
 """Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
 count per chat (a supergroup), the copies are the first unknown ids after the floor, but
@@ -460,10 +464,22 @@ class Outbox:
         if orphans is None:
             return
         orphans.until = message_id
-        try:
-            await self.sweep(chat_id, orphans, last_words)
-        except TelegramError as exc:
-            logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+        wait = MIN_RETRY_WAIT
+        for attempt in range(SWEEP_TRIES):
+            try:
+                await self.sweep(chat_id, orphans, last_words)
+                return
+            except TelegramError as exc:
+                if (
+                    attempt + 1 == SWEEP_TRIES
+                    or not telegram_fault(exc)
+                    or not await self._pause(
+                        retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
+                    )
+                ):
+                    logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+                    return
+            wait *= 2
 
     def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
         """Message `message_id`, sent with `key` while its answer was lost, is known now
@@ -600,14 +616,15 @@ class Outbox:
             try:
                 await self._edit(chat_id, mid, last_words, patient=False, budgeted=budgeted)
             except BadRequest as exc:
+                orphans.floor = mid
                 text = exc.message.lower()
                 if any(reason in text for reason in NOT_FOUND[:2]):
                     break  # (no such message here: where ids count per account, not chat)
                 if NOT_MODIFIED not in text:
                     continue  # someone else's
             finally:
-                budgeted = False
-                orphans.floor = mid
+                budgeted = False  # (a fault: the floor stays, that id is looked at again)
+            orphans.floor = mid
             orphans.count -= 1
             orphans.base += 1
             metrics.DUPLICATES_DELETED.inc()
