@@ -595,8 +595,9 @@ class Outbox:
         """Find the copies lost sends left (`orphans`) and delete them: each id after the
         floor that the bot does not know is edited to `last_words` first, which only the
         bot's own messages take (someone else's "can't be edited"); an id the chat does not
-        have ends the search (there ids count per account, not per chat: the copy cannot
-        be told among other chats' messages). Only where every send into the chat that lost
+        have (deleted, a copy a process before this one found; or, where ids count per
+        account, another chat's message) is passed over, counted among the
+        `MAX_ORPHAN_PROBES`. Only where every send into the chat that lost
         its answer since is one of `orphans`: any other would be a message of the bot's
         that it could not tell from a copy. Raises what may pass (a timeout: the copies not
         found yet stay)."""
@@ -619,7 +620,7 @@ class Outbox:
                 orphans.floor = mid
                 text = exc.message.lower()
                 if any(reason in text for reason in NOT_FOUND[:2]):
-                    break  # (no such message here: where ids count per account, not chat)
+                    continue  # (deleted; or, where ids count per account, another chat's)
                 if NOT_MODIFIED not in text:
                     continue  # someone else's
             finally:

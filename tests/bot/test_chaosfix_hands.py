@@ -111,3 +111,28 @@ async def test_a_turn_alert_a_killed_bot_never_stored_is_deleted_after_a_restart
     (hand,) = live_hands(h, bob)
     assert hand.message_id == h.hand_message(bob).message_id
     assert "9♠" in hand.button_texts
+
+
+async def test_a_copy_deleted_before_the_crash_does_not_end_the_search(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's first hand landed with its answer lost; the second landed and the first was
+    deleted as its copy; the bot died before it stored the second's id. The next start's
+    search meets the deleted one first, and goes on to the second."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9406, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    h.fake.timeout_next("sendMessage", chat_id=bob.id, applied=True)
+    with monkeypatch.context() as patch:
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        await h.send(alice.send(group, "/newgame"))
+        await h.send(bob.tap(h.lobby_message(group), "Join"))
+        await h.send(alice.tap(h.lobby_message(group), "Start"))
+    assert len(h.fake.messages(bob.id, include_deleted=True)) == 3  # the welcome, 2 hands
+    assert len(live_hands(h, bob)) == 1
+    await h.restart()
+    await h.settle()
+    (hand,) = live_hands(h, bob)
+    assert hand.message_id == h.hand_message(bob).message_id
