@@ -53,6 +53,7 @@ from bot.ops import games, metrics
 from bot.play import Rooms
 from bot.telegram.handlers import ROOMS_KEY
 from bot.telegram.inbox import InboxReader
+from bot.telegram.polling import TrackedUpdates
 from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
 from storage import Database, GameRecord, Lease, SoleLease, StorageError
@@ -68,6 +69,7 @@ POLLING_ERRORS_KEY = "polling_errors"  # long polling's error callback
 LEADERSHIP_KEY = "leadership"  # this worker's `Leadership`, from its start to its stop
 COMMANDS_KEY: Final = "commands"  # (bot_state) what the command menus were last set to
 BUDGETS_KEY: Final = "budgets"  # (bot_state) the leader's calls in Telegram's open windows
+ANSWERS_KEY: Final = "answers"  # (bot_state) tap answers being tried again (`Outbox.keep_retrying`)
 KEEP_BUDGETS_EVERY: Final = 0.25  # seconds between two writes of them (when they changed)
 UNSEEN: Final = 0.5  # the seconds before a write that stand for the moments after it
 SHOW_AGAIN_AFTER: Final = 1.0  # after a fenced worker woke (its last calls have landed)
@@ -144,6 +146,7 @@ class Term:
         self._writing = asyncio.Lock()  # one write of the budgets ahead of a burst at a time
         self._ahead = True  # whether to write them ahead (not while writes fail)
         out.keep = self._write_ahead
+        out.keep_answers = self._keep_answers
         self._tasks: list[asyncio.Task[Any]] = []
         self._polling = False
 
@@ -179,6 +182,10 @@ class Term:
         elif source == "polling":
             updater = self.application.updater
             assert updater is not None
+            await self._answer_kept()
+            processor = self.application.update_processor
+            if isinstance(processor, TrackedUpdates):
+                processor.unconfirmed.overdue = kit.out.keep_retrying
             await updater.start_polling(
                 allowed_updates=ALLOWED_UPDATES,
                 error_callback=self.application.bot_data.get(POLLING_ERRORS_KEY),
@@ -190,6 +197,12 @@ class Term:
         """Stop playing: handing over (finish what is under way, send what is pending) or
         fenced (drop everything: another worker plays), within `STOP_SECONDS`."""
         out = self.kit.out
+        processor = self.application.update_processor
+        if isinstance(processor, TrackedUpdates) and processor.unconfirmed.overdue is not None:
+            processor.unconfirmed.overdue = None
+            if handover:  # the answers still tried again: tried on by the next start
+                await out.keep_retrying()
+        out.keep_answers = None
         out.stop_retrying()  # (Telegram's faults hold no stop up)
         until = out.timing.now() + STOP_SECONDS
         out.stop_by(until)  # a reply waiting for its chat's budget past it is not sent
@@ -263,6 +276,32 @@ class Term:
             if self.kit.out.budgets.unwritten(chat_id) > UNWRITTEN:
                 await self._save_budgets(final=False)
 
+    async def _keep_answers(self, answers: list[dict[str, Any]]) -> None:
+        """The tap answers still tried again through Telegram's faults, kept before long
+        polling confirms their updates (`Outbox.keep_retrying`)."""
+        try:
+            async with self.db.transaction() as tx:
+                await tx.state.put(key=ANSWERS_KEY, value=orjson.dumps(answers).decode())
+        except StorageError as exc:  # (an outage: a kill meanwhile leaves them unanswered)
+            logger.info("could not keep the tap answers being tried again: %s", exc)
+
+    async def _answer_kept(self) -> None:
+        """The tap answers the process before this one was still trying again when it
+        stopped or died, tried on while Telegram takes them (`Outbox.answer_kept`)."""
+        try:
+            async with self.db.transaction() as tx:
+                stored = await tx.state.get(key=ANSWERS_KEY)
+                if stored is None or stored == "[]":
+                    return
+                await tx.state.put(key=ANSWERS_KEY, value="[]")
+            kept = orjson.loads(stored)
+            count = self.kit.out.answer_kept(list(kept))
+        except (StorageError, TypeError, ValueError, KeyError, orjson.JSONDecodeError) as exc:
+            logger.info("no tap answers carried over: %s", exc)
+            return
+        if count:
+            logger.info("answering %s taps the process before was still answering", count)
+
     async def _active(self) -> list[GameRecord]:
         """Every lobby and running game as stored (none if the database cannot say)."""
         try:
@@ -297,6 +336,9 @@ class Term:
                 "final": final,
                 "calls": {str(k): v for k, v in recent.items()},
                 "games": versions,
+                # Where a copy of the next send into each private chat would lie: the next
+                # leader searches from there (`Outbox.carry_floors`).
+                "floors": out.floors(chat for chat in recent if chat > 0),
             }
         ).decode()
         try:
@@ -362,6 +404,9 @@ class Term:
                     if seat.user_id is not None and not seat.is_computer:
                         recent.setdefault(seat.user_id, []).extend([0.0] * limits.private.count)
         out.budgets.carry(recent, out.timing.now())
+        floors = kept.get("floors")
+        if isinstance(floors, dict):
+            out.carry_floors({int(chat): int(mid) for chat, mid in floors.items()})
 
 
 class Leadership:

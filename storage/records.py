@@ -57,6 +57,9 @@ class GameRecord:
     how): a typed `GameMeta`, stored as versioned JSON (see `storage.meta`).
     ``result_message_id``: the group's message with a finished game's result, once posted
     (None until then: a leader that takes over posts what its predecessor did not).
+    ``hand_floors`` maps player id to the latest message id the bot knew in that player's
+    private chat when the game was dealt: a hand message a killed process sent and never
+    stored lies after it (found and deleted once the next process sends the hand).
     """
 
     chat_id: int
@@ -75,6 +78,7 @@ class GameRecord:
     id: int | None = None
     version: int = 0
     result_message_id: int | None = None
+    hand_floors: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

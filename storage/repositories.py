@@ -122,7 +122,8 @@ class Session:
 
 _GAME_COLUMNS = (
     "id, chat_id, status, language, rules, state, lobby, table_message_id, hand_messages, "
-    "deadline_us, timeouts, created_us, started_us, meta, version, result_message_id"
+    "deadline_us, timeouts, created_us, started_us, meta, version, result_message_id, "
+    "hand_floors"
 )
 
 
@@ -144,6 +145,7 @@ def _game_values(record: GameRecord) -> tuple[Any, ...]:
         to_us_or_none(record.started_at),
         dumps(record.meta.to_json()),
         record.result_message_id,
+        int_map_to_json(record.hand_floors),
     )
 
 
@@ -168,6 +170,7 @@ def _game_record(row: Row) -> GameRecord:
         meta=GameMeta.from_json(loads(row["meta"]) if row["meta"] else None),
         version=int(row["version"]),
         result_message_id=row["result_message_id"],
+        hand_floors=int_map_from_json(row["hand_floors"]),
     )
 
 
@@ -205,8 +208,8 @@ class GameRepository:
             row = await self._s.fetchone(
                 "INSERT INTO games (chat_id, status, language, rules, state, lobby, "
                 "table_message_id, hand_messages, deadline_us, timeouts, created_us, started_us, "
-                "meta, result_message_id, updated_us, version) "
-                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE 1 = 1{fence} "
+                "meta, result_message_id, hand_floors, updated_us, version) "
+                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE 1 = 1{fence} "
                 "RETURNING id",
                 (*_game_values(record), to_us(utcnow()), *fenced),
             )
@@ -249,8 +252,8 @@ class GameRepository:
         row = await self._s.fetchone(
             "UPDATE games SET language = ?, rules = ?, state = ?, lobby = ?, "
             "table_message_id = ?, hand_messages = ?, deadline_us = ?, timeouts = ?, "
-            "created_us = ?, started_us = ?, meta = ?, result_message_id = ?, updated_us = ?, "
-            "version = version + 1 "
+            "created_us = ?, started_us = ?, meta = ?, result_message_id = ?, hand_floors = ?, "
+            "updated_us = ?, version = version + 1 "
             f"WHERE id = ? AND version = ? AND chat_id = ? AND status = ?{fence} "
             "RETURNING version",
             (*rest, to_us(utcnow()), record.id, expected_version, chat_id, status, *fenced),
@@ -285,7 +288,8 @@ class GameRepository:
                 "UPDATE games SET chat_id = ?, status = ?, language = ?, rules = ?, state = ?, "
                 "lobby = ?, table_message_id = ?, hand_messages = ?, deadline_us = ?, "
                 "timeouts = ?, created_us = ?, started_us = ?, meta = ?, result_message_id = ?, "
-                f"updated_us = ?, version = version + 1 WHERE id = ? AND version = ?{fence} "
+                "hand_floors = ?, updated_us = ?, version = version + 1 "
+                f"WHERE id = ? AND version = ?{fence} "
                 "RETURNING version",
                 (chat_id, status, *rest, now, record.id, expected_version, *fenced),
             )

@@ -32,8 +32,10 @@ stopped with SIGTERM. What is checked (`Run.problems`, empty when all holds):
 - no late tap dropped in silence: a tap on a replaced keyboard answered with no text must
   have been applied (the tapper's hand drawn anew at a later move, or asking which move the
   card means, before anyone else of that game tapped again; or the card tapped gone from
-  the hand drawn next) or be a true double tap (the
-  same button as the player's own tap before it), else it must say why in words;
+  the hand drawn next; or its action in the stored game's history, made by the tapper at
+  the move shown next or later, as often as their quiet taps of it from then on; or Back,
+  which shows the hand anew) or be a true double tap (a button the player pressed before,
+  that press answered quietly), else it must say why in words;
 - nobody's time ran out (a hand that never came leaves its player waiting), and the bot
   stopped on SIGTERM with exit code 0 within `STOP_GRACE` seconds.
 """
@@ -57,7 +59,7 @@ from pathlib import Path
 import httpx
 
 from bot.callbacks import CardTap, LobbyData, MoveData, Refresh, decode
-from storage import Database, NotFound
+from storage import Database, GameRecord, NotFound
 from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import start_bot
 from tests.fakes.loopback import LoopbackBotAPI
@@ -198,6 +200,7 @@ class Chaos:
             self.groups.append(self.fake.group(-6000 - g, f"Club {g}", admins={members[0]}))
             self.seated.append(members)
         self.game_of = {u.id: g for g, members in enumerate(self.seated) for u in members}
+        self.stored: dict[int, GameRecord] = {}  # the games late taps were made in, at the end
         self.people = People(self.fake, self.users, random.Random(self.rng.random()), think, late)
         self.lobby_queries: list[str] = []
         self.result = Run(games=games)
@@ -468,6 +471,11 @@ class Chaos:
                         f"group {group.id}: {stored} results stored of {rounds} games, the "
                         f"last game {status}"
                     )
+            for tap in self.people.late_taps:  # (their games as stored: what was applied)
+                data = _move_data(tap.data)
+                if data is not None and data.game_id not in self.stored:
+                    with contextlib.suppress(NotFound):
+                        self.stored[data.game_id] = await tx.games.get(game_id=data.game_id)
         for group in self.groups:
             messages = self.fake.messages(group.id)
             results = [m for m in messages if RESULT in m.text]
@@ -581,9 +589,9 @@ class Chaos:
             answer = self.fake.answer_for(tap.query)
             if answer is None or answer.text:
                 continue  # unanswered: counted above; in words: as it should be
-            if tap.again:
+            if tap.again or self._pressed_before(tap):
                 continue  # the same button as the player's own tap before: a double tap
-            if not self._applied(tap):
+            if not (self._applied(tap) or self._in_history(tap)):
                 silent.append(tap)
         if silent:
             example = silent[0]
@@ -627,6 +635,55 @@ class Chaos:
             )
             for c in self.fake.calls
         )
+
+    def _pressed_before(self, tap: LateTap) -> bool:
+        """Whether the player pressed the same button before (the same game, move and
+        intent) and that press was answered quietly (applied): this one is its double tap,
+        whatever they pressed in between."""
+        people = self.people
+        for query, (user, at) in zip(people.queries, people.tap_times, strict=True):
+            if at >= tap.at:
+                break
+            if user == tap.user and people.data.get(query) == tap.data:
+                answer = self.fake.answer_for(query)
+                if answer is not None and not answer.text:
+                    return True
+        return False
+
+    def _in_history(self, tap: LateTap) -> bool:
+        """Whether the stored game shows the tap applied: Back (it asks for the current
+        hand, which it shows anew); or its action made by the player at the move of the
+        keyboard that replaced the tapped one or later, as often at least as the player's
+        taps of that action from this one on were answered quietly (each of them applied,
+        this one too)."""
+        data = _move_data(tap.data)
+        if data is None:
+            return False
+        if isinstance(data.intent, Refresh):
+            return True
+        record = self.stored.get(data.game_id)
+        if isinstance(data.intent, CardTap) or record is None or record.game is None:
+            return False
+        pid = next((s.player_id for s in record.lobby.seats if s.user_id == tap.user), None)
+        made = sum(
+            1
+            for move, (player, action) in enumerate(record.game.history)
+            if move >= tap.current and player == pid and action == data.intent
+        )
+        people, quiet = self.people, 0
+        for query, (user, at) in zip(people.queries, people.tap_times, strict=True):
+            if user != tap.user or at < tap.at:
+                continue
+            later = _move_data(people.data.get(query, ""))
+            answer = self.fake.answer_for(query)
+            if (
+                later is not None
+                and (later.game_id, later.intent) == (data.game_id, data.intent)
+                and answer is not None
+                and not answer.text
+            ):
+                quiet += 1
+        return made >= max(quiet, 1)
 
     def _card_played(self, tap: LateTap, answered: float) -> bool:
         """Whether the card a late tap tapped is gone from the tapper's hand as drawn next
@@ -674,6 +731,15 @@ class Chaos:
                     f"{'(injected)' if call.injected else call.description}"
                 )
         return "\n".join(lines) + "\n"
+
+
+def _move_data(data: str) -> MoveData | None:
+    """A hand button's callback data, decoded (None: another kind, or unreadable)."""
+    with contextlib.suppress(ValueError):
+        decoded = decode(data)
+        if isinstance(decoded, MoveData):
+            return decoded
+    return None
 
 
 def _spread(seconds: list[float]) -> str:

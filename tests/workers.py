@@ -370,6 +370,7 @@ class People:
         self.taps = 0
         self.queries: list[str] = []  # every tap's callback query id
         self.tapped: dict[int, str] = {}  # every tap's update id -> its callback query id
+        self.data: dict[str, str] = {}  # every tap's callback query id -> its button's data
         self._tapped: dict[int, tuple[int, int, str]] = {}  # user -> message, edits, query
         self._pressed: dict[int, str] = {}  # user -> the callback data of their last tap
         self._hands: dict[int, FakeMessage] = {}  # user -> their latest hand message
@@ -490,6 +491,7 @@ class People:
             self._tapped[uid] = (message.message_id, message.edits, query)
             self.queries.append(query)
             self.tapped[update["update_id"]] = query
+            self.data[query] = update["callback_query"]["data"]
             self.fake.queue(update)
             count += 1
         self.taps += count

@@ -41,7 +41,7 @@ from bot.telegram.polling import UPDATE_WORK
 from bot.telegram.request import NotLeading, call
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine, Hashable
+    from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable
 
     from bot.delivery.sender import Timing
 
@@ -158,6 +158,10 @@ class _Chat:
     pending: dict[Hashable, Orphans] = field(default_factory=dict)  # lost sends, by key
 
 
+SWEEP_TRIES: Final = 3
+"""Times a search for copies is made, where Telegram's faults break it off (waiting
+`MIN_RETRY_WAIT` s, then doubling)."""
+
 MAX_ORPHAN_PROBES: Final = 4
 """Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
 count per chat (a supergroup), the copies are the first unknown ids after the floor, but
@@ -223,6 +227,11 @@ class Outbox:
         self.keep: Callable[[int], Awaitable[None]] | None = None
         self._stop_at = math.inf  # (the timing's clock) no call waits past it: `stop_by`
         self._stopping = asyncio.Event()
+        # Tap answers being tried again (by callback query id): each one's parameters and
+        # when its tap arrived; kept for the next process (`keep_answers`) before a poll
+        # confirms their updates to Telegram (`keep_retrying`).
+        self._retrying: dict[str, tuple[dict[str, Any], float]] = {}
+        self.keep_answers: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
 
     def stop_by(self, deadline: float) -> None:
         """A stop began: from now on no call waits for a chat's budget (or a 429) past
@@ -455,10 +464,22 @@ class Outbox:
         if orphans is None:
             return
         orphans.until = message_id
-        try:
-            await self.sweep(chat_id, orphans, last_words)
-        except TelegramError as exc:
-            logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+        wait = MIN_RETRY_WAIT
+        for attempt in range(SWEEP_TRIES):
+            try:
+                await self.sweep(chat_id, orphans, last_words)
+                return
+            except TelegramError as exc:
+                if (
+                    attempt + 1 == SWEEP_TRIES
+                    or not telegram_fault(exc)
+                    or not await self._pause(
+                        retry_after_seconds(exc) if isinstance(exc, RetryAfter) else wait
+                    )
+                ):
+                    logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
+                    return
+            wait *= 2
 
     def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
         """Message `message_id`, sent with `key` while its answer was lost, is known now
@@ -475,6 +496,31 @@ class Outbox:
             chat.ids.append(message_id)
         if chat.floor is None or message_id > chat.floor[0]:
             chat.floor = (message_id, chat.lost)
+
+    def seen(self, chat_id: int, message_id: int) -> None:
+        """Message `message_id` is in the chat (a tapped one): a send from now on lands after
+        it, where its copy would be looked for (`floor`), though the bot may not know it as
+        one of its own (a copy is not taken for the real one)."""
+        chat = self._chat(chat_id)
+        if chat.floor is None or message_id > chat.floor[0]:
+            chat.floor = (message_id, chat.lost)
+
+    def floors(self, chats: Iterable[int]) -> dict[str, int]:
+        """The latest message the bot knows in each of `chats` that it knows one in, for
+        the next process (`carry_floors`)."""
+        found = {}
+        for chat_id in chats:
+            chat = self._chats.get(chat_id)
+            if chat is not None and chat.floor is not None:
+                found[str(chat_id)] = chat.floor[0]
+        return found
+
+    def carry_floors(self, floors: dict[int, int]) -> None:
+        """What the process before this one knew last in each chat (`floors`): a copy of a
+        send from now on lies after it, so that a lost send's copy is looked for in a chat
+        this process has not written to yet (a hand dealt just after a restart)."""
+        for chat_id, message_id in floors.items():
+            self.seen(chat_id, message_id)
 
     def known(self, chat_id: int, message_id: int) -> bool:
         """Whether the bot knows message `message_id` of the chat as one of its own."""
@@ -549,8 +595,9 @@ class Outbox:
         """Find the copies lost sends left (`orphans`) and delete them: each id after the
         floor that the bot does not know is edited to `last_words` first, which only the
         bot's own messages take (someone else's "can't be edited"); an id the chat does not
-        have ends the search (there ids count per account, not per chat: the copy cannot
-        be told among other chats' messages). Only where every send into the chat that lost
+        have (deleted, a copy a process before this one found; or, where ids count per
+        account, another chat's message) is passed over, counted among the
+        `MAX_ORPHAN_PROBES`. Only where every send into the chat that lost
         its answer since is one of `orphans`: any other would be a message of the bot's
         that it could not tell from a copy. Raises what may pass (a timeout: the copies not
         found yet stay)."""
@@ -570,14 +617,15 @@ class Outbox:
             try:
                 await self._edit(chat_id, mid, last_words, patient=False, budgeted=budgeted)
             except BadRequest as exc:
+                orphans.floor = mid
                 text = exc.message.lower()
                 if any(reason in text for reason in NOT_FOUND[:2]):
-                    break  # (no such message here: where ids count per account, not chat)
+                    continue  # (deleted; or, where ids count per account, another chat's)
                 if NOT_MODIFIED not in text:
                     continue  # someone else's
             finally:
-                budgeted = False
-                orphans.floor = mid
+                budgeted = False  # (a fault: the floor stays, that id is looked at again)
+            orphans.floor = mid
             orphans.count -= 1
             orphans.base += 1
             metrics.DUPLICATES_DELETED.inc()
@@ -621,6 +669,8 @@ class Outbox:
         takes an answer (`ANSWER_WITHIN` s after the tap arrived)."""
         if query is None:
             return
+        if query.chat_id is not None and query.chat_id > 0 and query.message_id is not None:
+            self.seen(query.chat_id, query.message_id)
         self._answered[query.id] = None
         if len(self._answered) > ANSWERED_KEPT:
             self._answered.popitem(last=False)
@@ -656,21 +706,67 @@ class Outbox:
     ) -> None:
         """A tap's answer that met a fault, tried again until `ANSWER_WITHIN` s after the tap
         arrived."""
-        wait = FIRST_ANSWER_RETRY
-        while True:
-            if not await self._again(
-                "answerCallbackQuery", chat, error, wait, arrived, ANSWER_WITHIN
-            ):
-                return
-            wait *= 2
-            try:
-                await self._call("answerCallbackQuery", data, patient=False, about=chat)
-                return
-            except TelegramError as exc:
-                if not telegram_fault(exc):  # answered after all (its answer was lost), or too old
-                    logger.info("could not answer callback query: %s", exc)
+        query = str(data["callback_query_id"])
+        self._retrying[query] = (data, arrived)
+        try:
+            wait = FIRST_ANSWER_RETRY
+            while True:
+                if not await self._again(
+                    "answerCallbackQuery", chat, error, wait, arrived, ANSWER_WITHIN
+                ):
                     return
-                error = exc
+                wait *= 2
+                try:
+                    await self._call("answerCallbackQuery", data, patient=False, about=chat)
+                    return
+                except TelegramError as exc:
+                    if not telegram_fault(exc):  # answered after all (its answer was lost),
+                        logger.info("could not answer callback query: %s", exc)  # or too old
+                        return
+                    error = exc
+        finally:
+            self._retrying.pop(query, None)
+
+    async def keep_retrying(self) -> None:
+        """Long polling is about to confirm updates whose taps' answers are still being tried
+        again (`bot.telegram.polling.Unconfirmed`): those answers are kept for the next
+        process first (`keep_answers`), which tries them on while Telegram takes them
+        (`answer_kept`), should this one die before they go out."""
+        keep = self.keep_answers
+        if keep is None or not self._retrying:
+            return
+        now, epoch = self.timing.now(), self.timing.epoch()
+        await keep(
+            [
+                {"answer": {k: v for k, v in data.items() if v is not None}, "at": epoch - now + at}
+                for data, at in self._retrying.values()
+            ]
+        )
+
+    def answer_kept(self, kept: list[dict[str, Any]]) -> int:
+        """The answers a process before this one was still trying again when it died
+        (`keep_retrying`): each tried on, beside the caller, while Telegram still takes it
+        (`ANSWER_WITHIN` s after its tap arrived); how many."""
+        now, epoch = self.timing.now(), self.timing.epoch()
+        count = 0
+        for item in kept:
+            data, at = dict(item["answer"]), float(item["at"])
+            arrived = now - (epoch - at)
+            if now - arrived >= ANSWER_WITHIN or str(data["callback_query_id"]) in self._answered:
+                continue
+            self._answered[str(data["callback_query_id"])] = None
+            self._beside(self._answer_kept(data, arrived))
+            count += 1
+        return count
+
+    async def _answer_kept(self, data: dict[str, Any], arrived: float) -> None:
+        try:
+            await self._call("answerCallbackQuery", data, patient=False)
+        except TelegramError as exc:
+            if not telegram_fault(exc):  # answered after all, or too old
+                logger.info("could not answer callback query: %s", exc)
+                return
+            await self._answer_later(data, arrived, None, exc)
 
     async def delete(self, chat_id: int, message_id: int, *, budgeted: bool = False) -> bool:
         """Delete one of the bot's messages; False where Telegram refuses (too old, gone,

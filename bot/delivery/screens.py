@@ -93,6 +93,8 @@ class Screens:
         self._applied: dict[tuple[int, str], tuple[int, Any, datetime]] = {}
         self._reshown: dict[tuple[int, str], datetime] = {}
         self._orphans: dict[tuple[int, str], set[int]] = {}  # second hand messages retired
+        # Hands whose first message this process sends knowing where a dead one's lies.
+        self._floored: set[tuple[int, str]] = set()
         # The bot was removed from the group (a 403 on its table): wired by `bot.play`.
         self.bot_gone: Callable[[GameRecord], Awaitable[None]] | None = None
 
@@ -209,6 +211,7 @@ class Screens:
             self._applied.pop(key, None)
             self._reshown.pop(key, None)
             self._orphans.pop(key, None)
+            self._floored.discard(key)
 
     def forget_chat(self, chat_id: int) -> None:
         """The group moved (a supergroup migration): nothing more goes to the old chat."""
@@ -528,6 +531,21 @@ class Screens:
                 record, seat, rendered, (shown, game.move_number), priority, alert, anew
             )
 
+    def deal(self, record: GameRecord) -> None:
+        """A game is dealt (not stored yet): where each player's first hand message would
+        lie, the latest message the bot knows in their private chat (`Outbox.floor`), goes
+        with the record (`hand_floors`). A process killed before it stored the id of a hand
+        it sent leaves a copy after it, which the next one deletes once it has sent the hand
+        (`_want_hand`)."""
+        assert record.id is not None
+        for seat in record.lobby.seats:
+            if seat.is_computer or seat.user_id is None:
+                continue
+            self._floored.add((record.id, seat.player_id))  # (this process's sends: its own)
+            floor = self.out.floor(seat.user_id)
+            if floor is not None:
+                record.hand_floors[seat.player_id] = floor.floor
+
     def _want_hand(
         self,
         record: GameRecord,
@@ -543,9 +561,23 @@ class Screens:
         key = (game_id, pid)
         over = record.status == "finished"
         lang = self.kit.lang_of(record, pid)
+        # The first look at a hand in this process: a process before it may have sent a
+        # new hand message and died before storing its id (the first one, after the deal's
+        # floor; or a turn alert, after the stored one, which it deleted first). A copy
+        # after that goes once this process sends the hand; none is looked for where the
+        # stored message still shows it (an edit).
+        floor = record.hand_messages.get(pid, record.hand_floors.get(pid))
+        looking = key not in self._floored and floor is not None
+        if looking:
+            assert floor is not None
+            self.out.may_have_landed(seat.user_id, hand_key(game_id, pid), after=floor)
+        self._floored.add(key)
+        user_id = seat.user_id
 
         def done(delivered: Delivered, tag: tuple[Any, int]) -> None:
             self._sent_hands[key], self._shown_move[key] = tag
+            if looking and not delivered.new:  # (no copy: the stored one is the hand)
+                self.out.found(user_id, delivered.message_id, hand_key(game_id, pid))
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
                 self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))

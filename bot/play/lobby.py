@@ -384,6 +384,7 @@ class Lobbies(Room):
         # The lobby message becomes the table (one group message fewer, and none of the
         # group's budget spent on a lobby nobody needs any more); without one, a new table.
         record.table_message_id = self.screens.lobby_to_table(record)
+        self.screens.deal(record)
         self.store.set_deadline(record)
         await self.store.save(record)
         games.started(record)

@@ -143,12 +143,17 @@ class Unconfirmed:
     waits until it is handled, for `CONFIRM_WITHIN` s at most (then it confirms it anyway:
     one slow update does not hold every chat's taps back); the next process gets the
     updates a killed one had not handled, and answers them (a move that was stored is
-    judged against the game as it is now)."""
+    judged against the game as it is now). An update confirmed before it was handled is a
+    tap whose answer is still tried again through Telegram's faults (`Outbox.answer`), as a
+    rule: `overdue` keeps those answers for the next process first
+    (`Outbox.keep_retrying`), and the update holds no later poll back."""
 
     def __init__(self, within: float = CONFIRM_WITHIN) -> None:
         self.within = within
         self._ids: set[int] = set()
         self._changed = asyncio.Event()
+        # Awaited before a poll confirms updates not handled yet (None: nothing to keep).
+        self.overdue: Callable[[], Awaitable[None]] | None = None
 
     def fetched(self, update_ids: list[int]) -> None:
         self._ids.update(update_ids)
@@ -164,17 +169,28 @@ class Unconfirmed:
 
     async def confirm(self, offset: int) -> None:
         """Return once no update before `offset` is still being handled, or after
-        `within` s."""
+        `within` s (what `overdue` keeps kept first)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.within
         while any(i < offset for i in self._ids):
             left = deadline - loop.time()
             if left <= 0:
+                await self._overdue()
+                self._ids = {i for i in self._ids if i >= offset}  # (confirmed now)
                 return
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(left):
                     await self._changed.wait()
+
+    async def _overdue(self) -> None:
+        overdue = self.overdue
+        if overdue is None:
+            return
+        try:
+            await overdue()
+        except Exception:  # (a poll goes on whatever happens here)
+            logger.exception("could not keep the answers of updates not yet handled")
 
 
 class TrackedUpdates(SimpleUpdateProcessor):

@@ -4,8 +4,11 @@ whether it landed, posts it again, and deletes the copy it finds right after the
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from bot.delivery.outbox import Outbox
 from bot.delivery.screens import Screens
 from tests.bot.conftest import BotHarness
 from tests.fakes.telegram import FakeGroup, FakeMessage
@@ -60,3 +63,28 @@ async def test_what_people_wrote_after_the_game_stays_when_the_result_comes_agai
     await h.settle()
     assert len(results(h, group)) == 1
     assert not gg.deleted and gg.text == "gg" and gg.edits == 0
+
+
+async def test_a_result_posted_again_is_shown_once_through_a_fault_in_the_search(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search for the copy meets one of Telegram's faults (a 502 on its first look):
+    it is tried again, and the copy goes."""
+    h = harness
+    group = await game_ends_and_the_bot_dies(h, monkeypatch, -9303)
+    (copy,) = results(h, group)
+    edit = Outbox._edit  # (the search looks with an edit)
+    failed: list[int] = []
+
+    async def faulty(self: Any, chat_id: int, message_id: int, *args: Any, **kw: Any) -> None:
+        if (chat_id, message_id) == (group.id, copy.message_id) and not failed:
+            failed.append(message_id)
+            h.fake.fail_next("editMessageText", 502, chat_id=chat_id)
+        await edit(self, chat_id, message_id, *args, **kw)
+
+    monkeypatch.setattr(Outbox, "_edit", faulty)
+    await h.restart()
+    await h.settle()
+    assert failed  # (the search met the fault)
+    (result,) = results(h, group)
+    assert "Ready for another" in result.button_texts

@@ -332,6 +332,7 @@ def test_record_fields_match_the_design() -> None:
         "meta",
         "version",
         "result_message_id",
+        "hand_floors",
     }
 
 
