@@ -11,14 +11,15 @@ this code has raises `SchemaTooNew` before anything is touched.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 from storage.backend import Backend
 from storage.codec import to_us
-from storage.errors import SchemaTooNew
+from storage.errors import DatabaseBusy, SchemaTooNew
 from storage.records import utcnow
 
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
@@ -87,6 +88,26 @@ async def current_version(backend: Backend) -> int:
     return int(row["version"]) if row else 0
 
 
+MIGRATION_WAIT = 30.0
+"""Seconds a start-up waits for another process's migration (each of its steps holds the
+write lock; together they may take longer than the busy timeout on a slow disk)."""
+
+
+async def _patiently(work: Callable[[], Awaitable[object]]) -> None:
+    """`work` (which writes), tried again while another process holds the write lock past
+    the busy timeout, for up to `MIGRATION_WAIT` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MIGRATION_WAIT
+    while True:
+        try:
+            await work()
+            return
+        except DatabaseBusy:
+            if loop.time() >= deadline:
+                raise
+            await asyncio.sleep(0.05)  # (the holder's step is short: look again soon)
+
+
 async def migrate(
     backend: Backend,
     *,
@@ -96,8 +117,10 @@ async def migrate(
     """Bring the database up to ``target`` (default: the newest migration); return its version.
 
     Safe to run from several processes at once: each step re-reads the version after taking the
-    write lock (PostgreSQL: an advisory lock). Raises `SchemaTooNew` if the database is ahead
-    of ``migrations``, and `DatabaseUnusable` if it cannot be written.
+    write lock (PostgreSQL: an advisory lock), and a process that finds the lock held past the
+    busy timeout (another one migrating) tries again for up to `MIGRATION_WAIT` seconds.
+    Raises `SchemaTooNew` if the database is ahead of ``migrations``, and `DatabaseUnusable`
+    if it cannot be written.
     """
     steps = list(migrations_for(backend.dialect) if migrations is None else migrations)
     check_numbering(steps)
@@ -108,7 +131,9 @@ async def migrate(
     if backend.dialect == "sqlite":
         # PostgreSQL makes it in the locked transaction below: two processes creating it at
         # once would collide there.
-        await backend.execute(_VERSION_TABLES[backend.dialect])
+        await _patiently(lambda: backend.execute(_VERSION_TABLES[backend.dialect]))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + MIGRATION_WAIT
     while True:
         await backend.begin(write=True)
         try:
@@ -129,6 +154,11 @@ async def migrate(
                 (step.version, step.name, to_us(utcnow())),
             )
             await backend.commit()
+        except DatabaseBusy:  # another process migrating (its step holds the lock): again
+            await backend.rollback()
+            if loop.time() >= deadline:
+                raise
+            await asyncio.sleep(0.05)  # (its steps are short: look again soon)
         except BaseException:
             await backend.rollback()
             raise

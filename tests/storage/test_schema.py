@@ -177,6 +177,20 @@ async def test_concurrent_start_ups_migrate_once(db_path: Path, db_url: str) -> 
     assert [v for v, _ in _versions(db_path)] == list(range(1, LATEST_VERSION + 1))
 
 
+@pytest.mark.sqlite_only(reason="the SQLite file's migrations, read with sqlite3")
+async def test_start_ups_wait_out_another_migrating_past_the_busy_timeout(
+    db_path: Path, db_url: str
+) -> None:
+    """Processes started at once on a new file (a restart of several, a slow disk): each
+    waits for the one migrating, however long its steps hold the file (here longer than a
+    5 ms busy timeout), rather than stopping as if the file were locked by a stranger."""
+    dbs = await asyncio.gather(*(Database.open(db_url + "&busy_timeout=5") for _ in range(4)))
+    for db in dbs:
+        assert await db.schema_version() == LATEST_VERSION
+        await db.close()
+    assert [v for v, _ in _versions(db_path)] == list(range(1, LATEST_VERSION + 1))
+
+
 @pytest.mark.sqlite_only(reason="SQLite's query plans")
 async def test_leaderboard_reads_the_index_in_order(db_path: Path, db_url: str) -> None:
     async with Database.connect(db_url):
