@@ -9,8 +9,10 @@ equal to the last one it wrote (a save of message ids only) is not sent again.
 
 Onlookers cost the game nothing: nothing here calls Telegram, and their view is the public
 one, built once per language and save whatever their number. Streams are bounded:
-`MAX_STREAMS` in all, `MAX_PER_USER` per user (a user's new stream of the same game
-replaces their old one: that is a reconnect).
+`MAX_STREAMS` in all, `MAX_PER_USER` per user. A page names itself (`page`, made once per
+page load): its new stream of a game replaces its old one (a reconnect, whose old
+connection the server may not have noticed closed yet), while the same user's other pages
+(the table open on a phone and a desktop) keep theirs.
 
 `Live` is also what a move from the app was made on (`bot.play.moves.Seen`): the states a
 player's streams were sent, by move number, so that a move made on an older state that
@@ -52,10 +54,23 @@ class TooMany(Exception):
 class Stream:
     """One open event stream: a viewer of a game, and the state waiting to be written."""
 
-    __slots__ = ("_last", "_pending", "_wake", "closed", "game_id", "lang", "user_id", "viewer")
+    __slots__ = (
+        "_last",
+        "_pending",
+        "_wake",
+        "closed",
+        "game_id",
+        "lang",
+        "page",
+        "user_id",
+        "viewer",
+    )
 
-    def __init__(self, game_id: int, user_id: int, viewer: str | None, lang: str) -> None:
+    def __init__(
+        self, game_id: int, user_id: int, viewer: str | None, lang: str, page: str = ""
+    ) -> None:
         self.game_id, self.user_id, self.viewer, self.lang = game_id, user_id, viewer, lang
+        self.page = page
         self.closed = False
         self._pending: bytes | None = None
         self._last: dict[str, Any] | None = None
@@ -116,21 +131,22 @@ class Live:
 
     # ---------------------------------------------------------------- streams
 
-    def open(self, record: GameRecord, user_id: int, lang: str) -> Stream:
+    def open(self, record: GameRecord, user_id: int, lang: str, page: str = "") -> Stream:
         """A stream of the game for the user (seated: their own view; else the public one),
-        its current state waiting to be written. Raises `TooMany`."""
+        its current state waiting to be written; it replaces the stream the same `page` had
+        of the game. Raises `TooMany`."""
         assert record.id is not None and record.game is not None
         if self.closed:
             raise TooMany("closed")
         for old in self._streams.get(record.id, []):
-            if old.user_id == user_id:  # a reconnect: the old one goes
+            if old.user_id == user_id and old.page == page:  # a reconnect: the old one goes
                 self.leave(old)
                 old.close()
         if self._count >= self.max_streams or self._users[user_id] >= self.max_per_user:
             raise TooMany("streams")
         pid = str(user_id)
         viewer = pid if pid in record.game.players else None
-        stream = Stream(record.id, user_id, viewer, lang)
+        stream = Stream(record.id, user_id, viewer, lang, page)
         self._streams.setdefault(record.id, []).append(stream)
         self._users[user_id] += 1
         self._count += 1

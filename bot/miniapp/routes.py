@@ -52,6 +52,7 @@ RETRY_AFTER: Final = 2
 MAX_BODY: Final = 16 * 1024
 """Bytes of an API request's body read at most (initData is a few hundred)."""
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_PAGE: Final = re.compile(r"[A-Za-z0-9-]{1,64}")
 _TYPES: Final = {
     ".html": "text/html",
     ".js": "text/javascript",
@@ -63,6 +64,11 @@ _TYPES: Final = {
     ".woff2": "font/woff2",
 }
 _COMPRESSIBLE: Final = frozenset({".html", ".js", ".css", ".svg", ".json"})
+
+
+def _page(given: str | None) -> str:
+    """The page's name for itself (letters, digits, `-`; at most 64), else none."""
+    return given if given is not None and _PAGE.fullmatch(given) else ""
 
 
 def _json(body: dict[str, Any], status: int = 200, **headers: str) -> web.Response:
@@ -273,7 +279,7 @@ class MiniApp:
             return _json({"error": "no-game", "message": self.tr.t(lang, "app-no-game")}, 404)
         live = rooms.live
         try:
-            stream = live.open(record, session.user_id, lang)
+            stream = live.open(record, session.user_id, lang, _page(request.query.get("page")))
         except TooMany:
             return _json(
                 {"error": "busy", "message": self.tr.t(lang, "app-busy")},

@@ -85,8 +85,9 @@ class Mini:
         )
 
     async def viewer(self, user_id: int, name: str, game: str, lang: str = "en") -> Viewer:
-        """A viewer with a session and an open stream, its first state received."""
-        viewer = Viewer(self, await self.token(user_id, name, lang), game)
+        """A viewer (one page) with a session and an open stream, its first state received."""
+        page = f"page-{len(self.viewers) + 1}"
+        viewer = Viewer(self, await self.token(user_id, name, lang), game, page)
         self.viewers.append(viewer)
         await viewer.connect()
         return viewer
@@ -100,6 +101,7 @@ class Viewer:
     mini: Mini
     token: str
     game: str
+    page: str
     states: list[dict[str, Any]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     comments: int = 0
@@ -118,7 +120,7 @@ class Viewer:
         await self.until(lambda _: len(self.states) > seen)
 
     async def _read(self) -> None:
-        params = {"token": self.token, "game": self.game}
+        params = {"token": self.token, "game": self.game, "page": self.page}
         timeout = httpx.Timeout(WAIT, read=None)
         url = self.mini.base + "api/events"
         async with self.mini.client.stream("GET", url, params=params, timeout=timeout) as r:

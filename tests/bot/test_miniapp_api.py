@@ -261,6 +261,22 @@ async def test_a_dropped_stream_comes_back_with_the_game_as_it_is_now(mini: Mini
     del bob
 
 
+async def test_the_table_open_on_two_devices_stays_open_on_both(mini: Mini) -> None:
+    """Bob's phone and desktop: neither pushes the other off (each reconnecting in turn,
+    "Reconnecting…" for ever); a move reaches both."""
+    h = mini.h
+    alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})
+    assert record.id is not None
+    phone = await mini.viewer(2, "Bob", ref_of(record.id))
+    desktop = await mini.viewer(2, "Bob", ref_of(record.id))
+    assert mini.h.rooms.live.watching(record.id) == 2
+    await h.send(alice.tap(h.hand_message(alice), "6♠"))
+    for page in (phone, desktop):
+        state = await page.until(lambda s: s["move"] == 1)
+        assert state["table"] == [{"attack": "6♠", "defence": None}]
+    assert mini.h.rooms.live.watching(record.id) == 2
+
+
 async def test_a_stored_move_is_handed_to_the_streams_by_the_save_itself(mini: Mini) -> None:
     h = mini.h
     alice, _bob, _group, record = await two_players(h, {"1": "6♠ 9♥", "2": "8♠ 7♥"})

@@ -126,7 +126,7 @@ async def play(m: Mini, seed: int) -> tuple[Scan, int, int]:
         session = (await m.session(user.id, user.first_name)).json()
         assert session["game"] == ref  # their running game, found without startapp
         tokens[pid] = session["token"]
-        viewer = Viewer(m, session["token"], ref)
+        viewer = Viewer(m, session["token"], ref, f"page-{pid}")
         m.viewers.append(viewer)
         await viewer.connect()
         viewers[pid] = viewer

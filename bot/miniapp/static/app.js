@@ -8,6 +8,11 @@ const SVG = "http://www.w3.org/2000/svg";
 const RED = { "♥": true, "♦": true };
 const SUIT_ID = { "♠": "s", "♥": "h", "♦": "d", "♣": "c" };
 const CARD = /^(10|[2-9JQKA])([♠♥♦♣])$/;
+// This page's name for its event stream: a reconnect replaces the stream it had, while the
+// same person's table open elsewhere (a phone and a desktop) keeps its own.
+const PAGE = Array.from(crypto.getRandomValues(new Uint8Array(9)), (b) =>
+  b.toString(16).padStart(2, "0"),
+).join("");
 const ROLE = {
   attacker: "app-page-role-attacker",
   defender: "app-page-role-defender",
@@ -370,7 +375,9 @@ async function connect(fresh) {
     document.body.dataset.state = "no-game";
     return;
   }
-  const url = `api/events?token=${encodeURIComponent(token)}&game=${encodeURIComponent(gameRef)}`;
+  const url =
+    `api/events?token=${encodeURIComponent(token)}&game=${encodeURIComponent(gameRef)}` +
+    `&page=${PAGE}`;
   const es = new EventSource(url);
   let opened = false;
   source = es;
