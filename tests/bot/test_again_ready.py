@@ -244,7 +244,7 @@ async def test_the_tally_reads_well_in_german_and_russian(harness: BotHarness) -
         confirm = h.fake.last_message(group.id)
         await h.send(boris.tap(confirm, confirm.buttons[0][0].text))
     result = h.fake.last_message(group.id)
-    assert "Heute zusammen 2 Spiele — wie oft Durak: Boris 2, Anna 0" in result.text
+    assert "Heute schon 2 Spiele zusammen — so oft Durak: Boris 2, Anna 0" in result.text
     assert "Noch ein Spiel!" in result.button_texts
     kit = h.rooms.kit
     text = kit.t("ru", "result-evening", games=5, tally="Анна 3, Борис 2")

@@ -199,10 +199,10 @@ function toast(text, notify = false) {
 
 // What a notification says: the message's last bold line (a hand's "Your turn: ..."),
 // else its first line.
+// As a phone's notification: the message's first line, cut to fit.
 function headline(html) {
-  const text = rich(html);
-  const bold = text.querySelectorAll("b");
-  return (bold.length ? bold[bold.length - 1].textContent : text.textContent).split("\n")[0];
+  const line = rich(html).textContent.split("\n").find((l) => l.trim()) || "";
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 function announce() {
