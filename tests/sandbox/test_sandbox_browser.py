@@ -105,6 +105,11 @@ async def test_three_people_play_a_whole_game_by_clicking_in_the_page(
         await person("Alice")
         await group.get_by_role("button", name="Start", exact=True).last.click()
         await expect(group.locator(".msg").last).to_contain_text("Trump")
+        # The deadline as a reader's Telegram draws it: "in 59 seconds", not the UTC text
+        # inside the date_time entity (which only a client too old for it shows).
+        deadline = group.locator(".msg").last.locator("time.tg-time")
+        await expect(deadline).to_contain_text(re.compile(r"in \d+ (second|minute)"))
+        assert "UTC" not in await group.locator(".msg").last.inner_text()
         # the first turn rings the phone of whoever opens (TURN_ALERT_AFTER=0): announced
         await expect(page.locator(".toast.notify").first).to_be_visible()
 

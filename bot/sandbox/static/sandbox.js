@@ -46,6 +46,16 @@ function copy(from, to) {
       el = document.createElement("a");
       const href = node.getAttribute("href") || "";
       if (/^(https?|tg):/i.test(href)) el.href = href;
+    } else if (node.tagName === "TG-TIME") {
+      // Telegram's date_time entity: each reader's app draws the moment in their language
+      // and time ("r": relative, counting as they look), not the UTC text inside it.
+      const moment = document.createElement("time");
+      moment.className = "tg-time";
+      moment.dataset.unix = node.getAttribute("unix") || "0";
+      moment.dataset.format = node.getAttribute("format") || "";
+      moment.textContent = when(moment);
+      to.append(moment);
+      continue;
     } else if (node.tagName === "TG-SPOILER" || node.classList.contains("tg-spoiler")) {
       el = document.createElement("span");
       el.className = "spoiler";
@@ -59,6 +69,22 @@ function copy(from, to) {
     to.append(el);
   }
 }
+
+function when(moment) {
+  const person = state && state.people.find((p) => p.id === me);
+  const lang = (person && person.lang) || document.documentElement.lang || "en";
+  const at = Number(moment.dataset.unix) * 1000;
+  if (moment.dataset.format.includes("r")) {
+    const seconds = Math.round((at - Date.now()) / 1000);
+    const [value, unit] = Math.abs(seconds) < 90 ? [seconds, "second"] : [Math.round(seconds / 60), "minute"];
+    return new Intl.RelativeTimeFormat(lang, { numeric: "auto" }).format(value, unit);
+  }
+  return new Date(at).toLocaleTimeString(lang);
+}
+
+setInterval(() => {
+  for (const moment of document.querySelectorAll("time.tg-time")) moment.textContent = when(moment);
+}, 1000);
 
 // -- links: t.me links to the bot act as in Telegram, inside the sandbox.
 function openLink(url) {
