@@ -165,7 +165,7 @@ function render(next) {
   const suit = next.trump ? next.trump.suit : "";
   const info = el("span", "deck-count");
   info.textContent = String(next.stock);
-  stock.append(info);
+  stock.append(info, el("span", "pile-label", t("app-stock")));
   if (suit && !(next.trump && next.trump.card && next.stock > 0)) {
     stock.append(el("span", "trump-suit " + (RED[suit] ? "red" : "black"), suit));
   }
@@ -173,7 +173,7 @@ function render(next) {
   discard.replaceChildren();
   discard.title = t("app-discard");
   if (next.discard > 0) discard.append(cardNode(null, "pile-top"));
-  discard.append(el("span", "deck-count", next.discard));
+  discard.append(el("span", "deck-count", next.discard), el("span", "pile-label", t("app-discard")));
 
   const table = $("table");
   table.replaceChildren();
