@@ -74,7 +74,10 @@ function parseCard(card) {
 }
 
 function corner(rank, suit) {
-  return `<text class="rank" x="3.5" y="12">${rank}</text><use href="#suit-${suit}" x="3.5" y="14" width="8" height="8"/>`;
+  // "10" condensed to the width of one figure, as printed cards have it: in a fanned hand
+  // only a strip of each card shows, and a "1" alone would read as another rank.
+  const squeeze = rank === "10" ? ' textLength="8" lengthAdjust="spacingAndGlyphs"' : "";
+  return `<text class="rank" x="3.5" y="12"${squeeze}>${rank}</text><use href="#suit-${suit}" x="3.5" y="14" width="8" height="8"/>`;
 }
 
 // One card face as SVG markup (only cards that match CARD are drawn: no other text).
