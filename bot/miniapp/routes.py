@@ -191,8 +191,19 @@ class MiniApp:
     def _bad(self, lang: str | None) -> web.Response:
         return _json({"error": "bad-request", "message": self.tr.t(lang, "app-bad-request")}, 400)
 
-    def _refused(self, reason: auth.Reason, lang: str | None) -> web.Response:
+    def _refused(self, reason: auth.Reason, lang: str | None, request: web.Request) -> web.Response:
+        """401, said in the language the initData claims, else the browser's (a page opened
+        outside Telegram has no initData: its reader still gets their language)."""
+        lang = lang or self._browser_language(request)
         return _json({"error": reason, "message": self.tr.t(lang, f"app-refused-{reason}")}, 401)
+
+    def _browser_language(self, request: web.Request) -> str | None:
+        """The first language of Accept-Language the bot speaks."""
+        for part in request.headers.get("Accept-Language", "")[:200].split(","):
+            found = self.tr.available(part.split(";")[0].strip() or None)
+            if found is not None:
+                return found
+        return None
 
     async def _body(self, request: web.Request) -> dict[str, Any] | None:
         if request.content_length is not None and request.content_length > MAX_BODY:
@@ -222,7 +233,7 @@ class MiniApp:
         try:
             data = auth.verify_init_data(self._token, init_data, now=self.now())
         except auth.Refused as refused:
-            return self._refused(refused.reason, lang)
+            return self._refused(refused.reason, lang, request)
         rooms = self._rooms()
         lang = self.tr.normalize(data.user.language_code)
         if rooms is None:
@@ -266,7 +277,7 @@ class MiniApp:
         try:
             session = self._session(request.query.get("token"))
         except auth.Refused as refused:
-            return self._refused(refused.reason, None)
+            return self._refused(refused.reason, None, request)
         lang = session.lang
         game_id = auth.parse_game_ref(self._token, request.query.get("game"))
         if game_id is None:
@@ -313,7 +324,7 @@ class MiniApp:
         try:
             session = self._session(token)
         except auth.Refused as refused:
-            return self._refused(refused.reason, None)
+            return self._refused(refused.reason, None, request)
         lang = session.lang
         body = await self._body(request)
         bad = {"ok": False, "text": self.tr.t(lang, "app-bad-request")}

@@ -85,6 +85,18 @@ async def test_altered_or_missing_initdata_is_refused(mini: Mini) -> None:
     assert garbage.status_code == 400
 
 
+async def test_a_page_opened_outside_telegram_is_told_so_in_the_browsers_language(
+    mini: Mini,
+) -> None:
+    response = await mini.client.post(
+        mini.base + "api/session",
+        json={"init_data": ""},
+        headers={"Accept-Language": "fr-FR,de;q=0.8,en;q=0.5"},  # (no French: German next)
+    )
+    assert response.status_code == 401
+    assert response.json() == {"error": "missing", "message": TR.t("de", "app-refused-missing")}
+
+
 async def test_a_session_gives_the_pages_words_and_no_game_to_someone_without_one(
     mini: Mini,
 ) -> None:
