@@ -105,7 +105,7 @@ async def test_a_session_gives_the_pages_words_and_no_game_to_someone_without_on
     body = response.json()
     assert body["lang"] == "ru" and body["game"] is None
     assert body["strings"]["app-no-game"] == TR.t("ru", "app-no-game")
-    assert {"app-loading", "app-refused-forged", "app-your-turn", "app-onlooker"} <= set(
+    assert {"app-reconnecting", "app-refused-forged", "app-your-turn", "app-onlooker"} <= set(
         body["strings"]
     )
     assert all(key.startswith("app-") for key in body["strings"])
