@@ -26,7 +26,7 @@ from bot.i18n import LOCALES_DIR, Translator
 from bot.kit import Kit, computers
 from bot.miniapp.auth import game_ref
 from bot.render.common import card_str, card_text
-from bot.render.table import log_lines, waiting_line
+from bot.render.table import log_lines, role_of, waiting_line
 from engine import (
     Action,
     Attack,
@@ -92,17 +92,13 @@ def strings(tr: Translator, lang: str) -> dict[str, str]:
 
 
 def _role(view: GameView, player: str) -> str | None:
+    """As the chat's table names it (`role_of`), and "thrower" for who may add cards."""
     if view.is_over:
         return None
-    if player not in view.active_players:
-        return "out"
-    if player == view.defender:
-        return "defender"
-    if player == view.attacker:
-        return "attacker"
-    if view.table and player in view.throw_ins:
+    role = role_of(view, player)
+    if role is None and view.table and player in view.throw_ins:
         return "thrower"
-    return None
+    return role
 
 
 def _legal(tr: Translator, lang: str, view: GameView) -> list[dict[str, Any]]:

@@ -100,7 +100,9 @@ PAIRS_PER_LINE: Final = 3
 SEATS_PER_LINE: Final = 2
 
 
-def _role_of(view: GameView, player: str) -> str | None:
+def role_of(view: GameView, player: str) -> str | None:
+    """A seat's role in the bout: "out" (of cards, or gone), "defender", "attacker", or
+    None."""
     if player not in view.active_players:
         return "out"
     if player == view.defender:
@@ -164,7 +166,7 @@ def _seat(
     tr: Translator, lang: str, view: GameView, names: Mapping[str, str], p: str, computer: bool
 ) -> str:
     """A seat, short: "⚔️ Alice (6)" (six cards), "🛡 Bob (4) takes", "✅ Eve out"."""
-    role = _role_of(view, p)
+    role = role_of(view, p)
     mark = {"attacker": "⚔️", "defender": "🛡", "out": "✅"}.get(role or "", "▫️")
     name = name_of(names, p) + (" 🤖" if computer else "")
     count = view.hand_counts[p]

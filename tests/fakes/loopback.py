@@ -144,6 +144,8 @@ class LoopbackBotAPI:
                     self._answered.notify_all()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:  # the server closing with a long poll still waiting:
+            pass  # the connection's end (asyncio would print the cancellation as an error)
         finally:
             self._tasks.discard(task)
             self._connections.discard(writer)
