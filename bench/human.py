@@ -107,7 +107,9 @@ from bot.callbacks import BadCallback, MoveData, Refresh, decode  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.play import Rooms  # noqa: E402
 from bot.sandbox.telegram.limits import COUNTED  # noqa: E402
+from bot.telegram.handlers import ROOMS_KEY  # noqa: E402
 from engine import COMPILED  # noqa: E402
+from storage import GameRecord  # noqa: E402
 from tests.bot.conftest import TOKEN, ManualClock  # noqa: E402
 from tests.fakes.telegram import Button, FakeGroup, FakeMessage, FakeUser, Limits, Window  # noqa: E402
 
@@ -268,6 +270,7 @@ class Result:
     notified: tuple[int, int]  # private chats, groups
     turns: int
     measured: float  # seconds
+    calls: Counter[str]  # the measured counted calls by method and chat kind
 
     @property
     def targets(self) -> bool:
@@ -327,10 +330,17 @@ class Bench:
         self.samples: dict[str, list[Sample]] = {"awaited": [], "watcher": [], "table": []}
         self.ended: set[int] = set()
         self.shown = asyncio.Event()  # set whenever a message changes
+        self.calls: Counter[str] = Counter()  # measured counted calls: "method to chat kind"
 
     @property
     def rooms(self) -> Rooms:
         return self.h.rooms
+
+    def live(self, chat_id: int) -> GameRecord | None:
+        """The game in a group as the leader holds it; None also once the bot stopped (the
+        fake still sees its last calls then)."""
+        rooms: Rooms | None = self.h.app.bot_data.get(ROOMS_KEY)
+        return rooms.store.live(chat_id) if rooms is not None else None
 
     def measuring(self, at: float) -> bool:
         return self.window[0] <= at < self.window[1]
@@ -340,8 +350,10 @@ class Bench:
     async def on_request(self, method: str, params: Any) -> None:
         """The fake's latency hook: a call on its way; a table edit notes the game's move."""
         chat = params.get("chat_id")
+        if method in COUNTED and isinstance(chat, int) and self.measuring(time.monotonic()):
+            self.calls[f"{method} to {'a group' if chat < 0 else 'a private chat'}"] += 1
         if method == "editMessageText" and isinstance(chat, int) and chat < 0:
-            record = self.rooms.store.live(chat)
+            record = self.live(chat)
             if record is not None and record.game is not None:
                 self.requested[chat] = record.game.move_number
         if self.round_trip > 0:
@@ -376,7 +388,7 @@ class Bench:
 
     def _table_changed(self, message: FakeMessage, change: str, now: float) -> None:
         table = self.tables.get(message.chat_id)
-        record = self.rooms.store.live(message.chat_id)
+        record = self.live(message.chat_id)
         if table is None or change != "edited" or record is None or record.game is None:
             return
         if message.message_id != record.table_message_id:
@@ -606,6 +618,7 @@ async def measure(bench: Bench, games: int, ceiling: int) -> Result:
         notified=(bench.notified[0], bench.notified[1]),
         turns=bench.turns,
         measured=end - first,
+        calls=bench.calls,
     )
 
 
@@ -640,6 +653,10 @@ def report(r: Result) -> None:
     print(
         f"  sends per action: {r.sends / taps:.2f} taken by Telegram ({r.sends} counted calls), "
         f"{(r.sends + r.refused) / taps:.2f} tried (429s included)"
+    )
+    print(
+        "  calls by kind, per action: "
+        + ", ".join(f"{kind} {n / taps:.2f}" for kind, n in r.calls.most_common())
     )
     print(
         f"  429s: {r.refused} (over a private chat's limit {r.over['private']}, a group's "
