@@ -33,6 +33,7 @@ from bot import render
 from bot.delivery.outbox import Blocked
 from bot.delivery.sender import Delivered, Priority, Sender
 from bot.kit import MAX_TIMEOUTS, Kit, computers
+from bot.ops import metrics
 from bot.store import GameStore
 from engine import Action
 from engine.advice import is_active, must_decide
@@ -54,6 +55,10 @@ it, is the same press again (delivered twice, or tapped twice): answered quietly
 RESHOW_EVERY: Final = 3.0
 """A stale tap shows a player's hand anew at most this often (a storm of taps on old
 keyboards must not keep the hand's own edit from going out)."""
+AT_CEILING: Final = 3
+"""While the bot is at Telegram's bot-wide ceiling, a turn is announced (a new message: two
+calls) only to a player quiet for this many times `TURN_ALERT_AFTER`, one who likely put
+the phone down; the others see their turn by an edit (one call)."""
 
 EVENING_GAP: Final = timedelta(hours=2)
 """The evening a result tallies (docs/messages.md): the group's games with the same players
@@ -607,11 +612,13 @@ class Screens:
         """Whether the player's hand comes as a new, notifying message (Telegram notifies on
         new messages only, never on an edit): the game now waits for their decision and did
         not before, they have neither tapped nor got a new hand message for
-        `TURN_ALERT_AFTER` seconds, and they did not switch alerts off. A player who taps
-        quickly gets edits. After a restart (or a change of leader) that time counts from
-        the first look at their hand: a player who was playing then is not alerted at once,
-        as every player would be at their next turn (a new message each, just when the
-        lead changed hands)."""
+        `TURN_ALERT_AFTER` seconds (`AT_CEILING` times that while the bot is at Telegram's
+        bot-wide ceiling, `Sender.at_ceiling`: an alert costs two calls, and at 100 games
+        the alerts that slow turns bring about would slow the turns further), and they did
+        not switch alerts off. A player who taps quickly gets edits. After a restart (or a
+        change of leader) that time counts from the first look at their hand: a player who
+        was playing then is not alerted at once, as every player would be at their next turn
+        (a new message each, just when the lead changed hands)."""
         key = (record.id or 0, pid)
         self._heard.setdefault(key, self.kit.clock())  # (not known: from now)
         if not deciding or self._deciding.get(key) is not False or pid in record.meta.quiet:
@@ -619,8 +626,16 @@ class Screens:
         if record.hand_messages.get(pid) is None:
             return False  # a new message anyway
         last = self._heard.get(key)
+        if last is None:
+            return True
         after = self.kit.settings.turn_alert_after
-        return last is None or (self.kit.clock() - last).total_seconds() >= after
+        quiet_for = (self.kit.clock() - last).total_seconds()
+        if quiet_for < after:
+            return False
+        if quiet_for < after * AT_CEILING and self.sender.at_ceiling():
+            metrics.TURN_ALERTS_HELD.inc()  # (two calls: the games' hands go first)
+            return False
+        return True
 
     async def _blocked(self, record: GameRecord, pid: str) -> None:
         """The player blocked the bot (a 403 on their hand): the group is told, once."""

@@ -89,6 +89,13 @@ tables, 5 a second), and the awaited hands keep the rest, ahead of everything el
 that the ceiling holds back only briefly (up to 30 games, say) waits behind the awaited
 hands as before and takes no call from them."""
 _SHARED: Final = (Priority.ONCE, Priority.TABLE)
+BEHIND: Final = 1.0
+BUSY_FOR: Final = 5.0
+"""The bot counts as at its ceiling (`Sender.at_ceiling`) for `BUSY_FOR` seconds after the
+ceiling held back a hand the game had waited for `BEHIND` seconds already: features then
+spend no call they can do without (a turn alert costs two: a new message and the old one
+deleted). A moment's burst at the ceiling (a hand held back for a few hundred ms) does not
+count: at 30 games turns are still announced."""
 
 
 def _overdue(slot: Slot, now: float) -> bool:
@@ -184,6 +191,7 @@ class Sender:
         self._closed = False
         self._flushing = False  # shutting down: no slot waits for its interval
         self._shared: deque[float] = deque()  # when the latest calls for `_SHARED` slots began
+        self._held_back = -math.inf  # when the bot's ceiling last held back an awaited hand
         self.merged = 0  # contents replaced before they could go (latest state won)
         self.deferred = 0  # sends that waited for a chat's budget
 
@@ -338,6 +346,12 @@ class Sender:
         """Whether something is still to go into the chat."""
         return bool(self._chats.get(chat_id)) or chat_id in self._busy
 
+    def at_ceiling(self) -> bool:
+        """Whether, in the last `BUSY_FOR` seconds, the bot's ceiling held back a hand the
+        game had waited for `BEHIND` seconds: the bot sends as much as Telegram lets it, and
+        every call another feature adds delays the games."""
+        return self.timing.now() - self._held_back < BUSY_FOR
+
     def busy(self) -> bool:
         """Whether anything is wanted or on its way."""
         return not self._idle.is_set()
@@ -458,9 +472,13 @@ class Sender:
                 quota -= 1
                 started.add(slot.key)
                 self._start(slot, now)
-        for slot in ready:
+        for i, slot in enumerate(ready):
             if budgets.bot_room(now) <= 0:  # the most urgent went first
                 soonest = min(soonest, budgets.bot_ready_at(now))
+                if any(
+                    s.priority <= Priority.AWAITED and now - s.since >= BEHIND for s in ready[i:]
+                ):
+                    self._held_back = now
                 break
             if slot.key not in started:
                 self._start(slot, now)

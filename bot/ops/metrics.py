@@ -74,6 +74,11 @@ DUPLICATES_DELETED: Final = Counter(
     "durak_duplicates_deleted",
     "Copies of a message deleted: a send that lost its answer had landed, and was sent again",
 )
+TURN_ALERTS_HELD: Final = Counter(
+    "durak_turn_alerts_held",
+    "Turns shown by an edit instead of a new, notifying message: the bot was at Telegram's "
+    "bot-wide ceiling",
+)
 SENDS_MERGED: Final = Counter(
     "durak_sends_merged",
     "Sends made unnecessary by a later one to the same message (only the latest state sent)",
