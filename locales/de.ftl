@@ -266,6 +266,11 @@ help-text =
     <b>So läuft es hier:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (wenn erlaubt), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
     <b>Befehle:</b> /howto so wird Durak gespielt · /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
 
+## /leave im privaten Chat (das eine laufende Gruppenspiel des Spielers: dort gefragt, in seiner Sprache)
+
+leave-confirm-group = { $player }, willst du das Spiel in <b>{ $chat }</b> wirklich aufgeben? Dann bist du der Durak.
+leave-no-game = Du spielst gerade in keinem Spiel mit.
+
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
 ## Eine Zeile pro Thema, zusammen ein Handybildschirm (höchstens 12 Zeilen, etwa 800 Zeichen:
 ## tests/bot/test_texts_fit.py misst sie); die Regeln, wie die Engine sie spielt (docs/rules.md).

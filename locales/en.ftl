@@ -270,6 +270,11 @@ help-text =
     <b>How it works here:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (with transfers, Perevodnoy) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
     <b>Commands:</b> /howto how to play Durak · /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
 
+## /leave in the private chat (the player's one running group game: asked there, in their language)
+
+leave-confirm-group = { $player }, do you really want to give up the game in <b>{ $chat }</b>? You will be the durak.
+leave-no-game = You are not playing in any game right now.
+
 ## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
 ## One line per topic, one phone screen in all (at most 12 lines, about 800 characters:
 ## tests/bot/test_texts_fit.py measures them); the rules as the engine plays them (docs/rules.md).

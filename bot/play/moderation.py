@@ -41,7 +41,8 @@ class Moderation(Room):
         """/leave: ask to confirm resigning (R18)."""
         kit = self.kit
         record = await self.store.peek(chat_id)
-        if record is None and await self._point_to_groups(chat_id, person, "/leave"):
+        if record is None and chat_id == person.user_id:  # the private chat, no practice game
+            await self._leave_from_private(person)
             return
         lang = record.language if record else await kit.chat_language(chat_id, person.language)
         if record is None or record.game is None:
@@ -65,6 +66,37 @@ class Moderation(Room):
             practice=record.meta.practice,
         )
         await self._ask(chat_id, record.id or 0, question, message_id)
+
+    async def _leave_from_private(self, person: Person) -> None:
+        """/leave in the private chat of someone without a practice game: their one running
+        group game's question, asked here in their own language (what only they see), with
+        the group named; seated in several, which game is meant is said where it is played
+        (a mistaken Yes would cost a game); in none, a clear answer."""
+        games = await self.store.running_games_of(person)
+        if len(games) > 1:
+            await self._point_to_groups(person.user_id, person, "/leave")
+            return
+        lang = self.kit.tr.normalize(person.language)
+        if not games:
+            await self._reply(person.user_id, lang, "leave-no-game", None)
+            return
+        record = games[0]
+        lang = self.kit.personal_language(person, record)
+        assert record.game is not None and record.id is not None
+        if person.player_id not in record.game.active_players:
+            await self._reply(person.user_id, lang, "error-player-out", None)
+            return
+        question = render.confirm_leave(
+            self.kit.tr,
+            lang,
+            game_id=record.id,
+            user_id=person.user_id,
+            name=person.name,
+            chat=title(record),
+        )
+        # Not kept with the game's questions (those are the group's): a question left here
+        # when the game ends is answered "game over" if tapped, and loses its buttons then.
+        await self.out.send(person.user_id, question)
 
     async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
         """A game command sent in the private chat, which has no game of its own, by someone
@@ -235,10 +267,13 @@ class Moderation(Room):
         t = self.kit.t
         game = record.game
         assert game is not None
+        # A question asked in the player's private chat is theirs alone: in their language.
+        private = tapper is not None and query is not None and query.chat_id == tapper.user_id
+        asked_in = self.kit.personal_language(tapper, record) if private and tapper else None
         if player_id not in game.active_players:  # a second tap, or out meanwhile
             lang = self.kit.personal_language(tapper, record) if tapper else record.language
             await self.out.answer(query, t(lang, "kick-already-out"))
-            await self._close_question(query, t(record.language, "kick-already-out"))
+            await self._close_question(query, t(asked_in or record.language, "kick-already-out"))
             return
         events: list[Event | Removed]
         if why == "resigned":  # /leave: the player's own choice, logged as giving up
@@ -252,9 +287,10 @@ class Moderation(Room):
         await self.store.commit(record, [(player_id, events)])
         await self.out.answer(query)
         await self.computers.after_move(record)
-        name = render.esc(self.kit.names(record, record.language).get(player_id, player_id))
+        lang = asked_in or record.language
+        name = render.esc(self.kit.names(record, lang).get(player_id, player_id))
         # what happened, as the result says it (the log's words are a running commentary)
-        await self._close_question(query, t(record.language, LEFT_KEYS[why], player=name))
+        await self._close_question(query, t(lang, LEFT_KEYS[why], player=name))
 
     async def _close_question(self, query: Tap | None, text: str) -> None:
         """The /kick or /leave question `query` was tapped on: answered, no more buttons.
