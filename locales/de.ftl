@@ -165,6 +165,12 @@ app-page-table-empty = Keine Karten auf dem Tisch.
 app-page-cancel = Abbrechen
 app-page-failed = Keine Antwort. Versuch es noch einmal.
 
+## Mini App page: ein Tisch, der sich nicht mehr zeigen lässt (sein Ereignisstrom endgültig abgelehnt)
+
+app-page-ended = Dieses Spiel ist vorbei oder existiert nicht mehr.
+app-page-expired = Diese Ansicht ist abgelaufen. Öffne den Tisch erneut aus dem Chat.
+app-page-too-many = Zu viele Tische offen. Schließe einen und öffne diesen dann erneut.
+
 ## Die Hand (privat)
 
 hand-title = Durak in <b>{ $chat }</b>

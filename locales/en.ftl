@@ -165,6 +165,12 @@ app-page-table-empty = No cards on the table.
 app-page-cancel = Cancel
 app-page-failed = No answer. Try again.
 
+## Mini App page: a table that cannot be shown any more (its event stream refused for good)
+
+app-page-ended = This game is over or no longer exists.
+app-page-expired = This view has expired. Open the table again from the chat.
+app-page-too-many = Too many tables are open. Close one, then open this one again.
+
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>
