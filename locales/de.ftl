@@ -171,6 +171,10 @@ app-page-ended = Dieses Spiel ist vorbei oder existiert nicht mehr.
 app-page-expired = Diese Ansicht ist abgelaufen. Öffne den Tisch erneut aus dem Chat.
 app-page-too-many = Zu viele Tische offen. Schließe einen und öffne diesen dann erneut.
 
+## Mini App page: der Platz eines Computers (sein 🤖, von Screenreadern vorgelesen)
+
+app-page-computer = Computerspieler
+
 ## Die Hand (privat)
 
 hand-title = Durak in <b>{ $chat }</b>

@@ -171,6 +171,10 @@ app-page-ended = This game is over or no longer exists.
 app-page-expired = This view has expired. Open the table again from the chat.
 app-page-too-many = Too many tables are open. Close one, then open this one again.
 
+## Mini App page: a computer's seat (its 🤖 mark, read out by screen readers)
+
+app-page-computer = computer player
+
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>

@@ -65,7 +65,15 @@ NOW = 1_764_950_000.0
 def _seat(
     pid: str, name: str, cards: int, role: str | None, to_act: bool, you: bool
 ) -> dict[str, Any]:
-    return {"id": pid, "name": name, "cards": cards, "role": role, "to_act": to_act, "you": you}
+    return {
+        "id": pid,
+        "name": name,
+        "computer": False,
+        "cards": cards,
+        "role": role,
+        "to_act": to_act,
+        "you": you,
+    }
 
 
 def _defend(attack: str, card: str) -> dict[str, Any]:

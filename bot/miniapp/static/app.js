@@ -129,6 +129,13 @@ function seatNode(seat, withFan) {
   if (seat.role === "out") node.classList.add("out");
   const head = el("div", "seat-head");
   head.append(el("span", "name", seat.name));
+  if (seat.computer) {
+    // the lobby's mark for a computer, named for screen readers and on a long press
+    const mark = el("span", "bot", "🤖");
+    mark.title = t("app-page-computer");
+    mark.setAttribute("aria-label", mark.title);
+    head.append(mark);
+  }
   if (seat.you) head.append(el("span", "badge you", t("app-page-you")));
   node.append(head);
   if (withFan) {
