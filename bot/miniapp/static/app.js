@@ -228,8 +228,16 @@ function drawMe(next) {
   if (mine) mySeat.append(seatNode(mine, false));
   const legal = next.legal || [];
   const withCard = legal.some((a) => a.card);
-  hand.style.setProperty("--n", String(next.hand.length));
-  for (const card of next.hand) {
+  // 13 cards and more: two rows (the first the longer), so that each card's corner shows
+  // its rank and suit on a 360-pixel phone; fewer overlap in one row.
+  const perRow = next.hand.length >= 13 ? Math.ceil(next.hand.length / 2) : next.hand.length;
+  let row = null;
+  for (const [index, card] of next.hand.entries()) {
+    if (index % perRow === 0) {
+      row = el("div", "hand-row");
+      row.style.setProperty("--n", String(Math.min(perRow, next.hand.length - index)));
+      hand.append(row);
+    }
     const own = legal.filter((a) => a.card === card);
     const node = el("button", "hand-card");
     node.type = "button";
@@ -240,7 +248,7 @@ function drawMe(next) {
     else if (withCard) node.classList.add("dim");
     node.disabled = !own.length;
     node.addEventListener("click", () => tapCard(card, node));
-    hand.append(node);
+    row.append(node);
   }
   for (const action of legal.filter((a) => !a.card)) {
     const button = el("button", "action " + action.kind, action.label);
