@@ -160,18 +160,18 @@ app-no-game = Здесь нет игры.
 app-refused-forged = Не удалось проверить эту ссылку. Открой стол кнопкой бота ещё раз.
 app-refused-expired = Срок действия ссылки истёк. Открой стол кнопкой бота ещё раз.
 app-refused-missing = Открой стол кнопкой бота в Telegram.
-app-unavailable = Стол перезапускается. Минуту…
+app-unavailable = Стол перезапускается, секунду…
 app-busy = Открыто слишком много столов. Закрой один и попробуй снова.
 app-bad-request = Не получилось. Попробуй ещё раз.
 app-reconnecting = Переподключаемся…
 app-your-turn = Твой ход
-app-choose = Какую?
+app-choose = Как сыграть?
 app-stock = Колода
 app-discard = Отбой
 app-trump = Козырь
-app-onlooker = Ты смотришь игру. Свои карты видят только игроки.
+app-onlooker = Ты зритель: свои карты видят только игроки.
 app-result = Игра окончена
-app-soon = скоро
+app-soon = совсем скоро
 
 ## Mini App page (сама страница: bot/miniapp/static/app.js; простой текст)
 
