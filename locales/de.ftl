@@ -280,6 +280,7 @@ help-text =
 
 leave-confirm-group = { $player }, willst du das Spiel in <b>{ $chat }</b> wirklich aufgeben? Dann bist du der Durak.
 leave-no-game = Du spielst gerade in keinem Spiel mit.
+leave-in-lobby-group = Das Spiel in <b>{ $chat }</b> hat noch nicht begonnen: Um deinen Platz freizugeben, tippe dort in der Lobby auf „Aussteigen“.
 
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
 ## Eine Zeile pro Thema, zusammen ein Handybildschirm (höchstens 12 Zeilen, etwa 800 Zeichen:

@@ -284,6 +284,7 @@ help-text =
 
 leave-confirm-group = { $player }, do you really want to give up the game in <b>{ $chat }</b>? You will be the durak.
 leave-no-game = You are not playing in any game right now.
+leave-in-lobby-group = The game in <b>{ $chat }</b> has not started yet: to give up your seat, tap “Leave” in its lobby.
 
 ## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
 ## One line per topic, one phone screen in all (at most 12 lines, about 800 characters:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot import render
 from bot.delivery import Blocked, SendError, Tap
 from bot.delivery.screens import LEFT_KEYS
-from bot.kit import Person, title
+from bot.kit import Person, seated, title
 from bot.log import Removed
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
@@ -70,15 +70,29 @@ class Moderation(Room):
     async def _leave_from_private(self, person: Person) -> None:
         """/leave in the private chat of someone without a practice game: their one running
         group game's question, asked here in their own language (what only they see), with
-        the group named; seated in several, which game is meant is said where it is played
-        (a mistaken Yes would cost a game); in none, a clear answer."""
+        the group named; seated in one lobby, its Leave button (as in the group); seated in
+        several games or lobbies, where to send it in each (a mistaken Yes would cost a
+        game); in none, a clear answer."""
         games = await self.store.running_games_of(person)
-        if len(games) > 1:
-            await self._point_to_groups(person.user_id, person, "/leave")
+        lobbies = [
+            r
+            for r in self.store.live_records()
+            if r.status == "lobby" and r.chat_id != person.user_id and seated(r, person)
+        ]
+        if len(games) + len(lobbies) > 1:
+            for record in [*games, *lobbies]:
+                lang = self.kit.personal_language(person, record)
+                text = self.kit.t(lang, "use-in-group", command="/leave", chat=title(record))
+                await self.out.send(person.user_id, render.Rendered(text))
             return
-        lang = self.kit.tr.normalize(person.language)
-        if not games:
+        if not games and not lobbies:
+            lang = self.kit.tr.normalize(person.language)
             await self._reply(person.user_id, lang, "leave-no-game", None)
+            return
+        if lobbies:  # as in the group: a lobby's seat is given up with its Leave button
+            lang = self.kit.personal_language(person, lobbies[0])
+            text = self.kit.t(lang, "leave-in-lobby-group", chat=title(lobbies[0]))
+            await self.out.send(person.user_id, render.Rendered(text))
             return
         record = games[0]
         lang = self.kit.personal_language(person, record)

@@ -98,3 +98,38 @@ async def test_leave_in_the_group_asks_in_the_groups_language(harness: BotHarnes
     await h.send(bob.send(group, "/leave"))
     question = h.fake.last_message(group.id)
     assert question.text == t("en", "leave-confirm", player="Bob")
+
+
+async def test_leave_in_private_with_a_seat_in_a_lobby_points_to_its_leave_button(
+    harness: BotHarness,
+) -> None:
+    """As in the group: a lobby's seat is given up with its Leave button; the answer names
+    the group, in the player's language."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob", "de")
+    group = h.fake.group(-9106, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    await h.send(bob.send_private("/leave"))
+    said = shown(h.rooms.kit.t("de", "leave-in-lobby-group", chat="Club"))
+    assert h.fake.last_message(bob.id).text == said
+    assert [s.name for s in h.rooms.store.live(group.id).lobby.seats] == ["Alice", "Bob"]
+
+
+async def test_leave_in_private_with_a_game_and_a_lobby_points_to_both(harness: BotHarness) -> None:
+    h = harness
+    t = h.rooms.kit.t
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    one = h.fake.group(-9107, "Club", admins={alice})
+    two = h.fake.group(-9108, "Pub", admins={alice})
+    await h.open_game(one, [alice, bob])
+    await h.send(alice.send(two, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(two), "Join"))
+    before = len(h.fake.messages(bob.id))
+    await h.send(bob.send_private("/leave"))
+    texts = sorted(m.text for m in h.fake.messages(bob.id)[before:])
+    assert texts == sorted(
+        shown(t("en", "use-in-group", command="/leave", chat=c)) for c in ("Club", "Pub")
+    )
