@@ -108,9 +108,12 @@ class Moderation(Room):
             name=person.name,
             chat=title(record),
         )
-        # Not kept with the game's questions (those are the group's): a question left here
-        # when the game ends is answered "game over" if tapped, and loses its buttons then.
-        await self.out.send(person.user_id, question)
+        asked = await self.out.send(person.user_id, question)
+        async with self.store.for_chat(record.chat_id) as unit:  # deleted if the game ends
+            kept = unit.record
+            if kept is not None and kept.id == record.id and kept.status == "running":
+                kept.meta.private_questions[person.player_id] = asked
+                await self.store.save_quietly(kept)
 
     async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
         """A game command sent in the private chat, which has no game of its own, by someone
@@ -281,8 +284,13 @@ class Moderation(Room):
         t = self.kit.t
         game = record.game
         assert game is not None
-        # A question asked in the player's private chat is theirs alone: in their language.
-        private = tapper is not None and query is not None and query.chat_id == tapper.user_id
+        # A question about a group's game asked in the player's private chat is theirs
+        # alone: in their language (a practice game's chat is that private chat).
+        private = (
+            tapper is not None
+            and query is not None
+            and query.chat_id == tapper.user_id != record.chat_id
+        )
         asked_in = self.kit.personal_language(tapper, record) if private and tapper else None
         if player_id not in game.active_players:  # a second tap, or out meanwhile
             lang = self.kit.personal_language(tapper, record) if tapper else record.language
@@ -298,6 +306,12 @@ class Moderation(Room):
         record.meta.left[player_id] = why
         if query is not None and query.message_id in record.meta.questions:
             record.meta.questions.remove(query.message_id)  # answered: it says so, and stays
+        if (
+            private
+            and query is not None
+            and record.meta.private_questions.get(player_id) == query.message_id
+        ):
+            del record.meta.private_questions[player_id]
         await self.store.commit(record, [(player_id, events)])
         await self.out.answer(query)
         await self.computers.after_move(record)

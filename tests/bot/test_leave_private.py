@@ -133,3 +133,32 @@ async def test_leave_in_private_with_a_game_and_a_lobby_points_to_both(harness: 
     assert texts == sorted(
         shown(t("en", "use-in-group", command="/leave", chat=c)) for c in ("Club", "Pub")
     )
+
+
+async def test_a_private_question_left_open_goes_when_the_game_ends(harness: BotHarness) -> None:
+    """Its buttons would look live after the game: deleted, as the group's questions are."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9109, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send_private("/leave"))
+    question = h.fake.last_message(bob.id)
+    assert question.buttons
+    await h.send(alice.send(group, "/cancel"))
+    await h.settle()
+    assert running(h, group) is None
+    assert h.fake.message(bob.id, question.message_id).deleted
+
+
+async def test_a_private_question_outlives_a_restart(harness: BotHarness) -> None:
+    """Kept with the game: a bot started anew deletes it when the game ends, too."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9110, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    await h.send(bob.send_private("/leave"))
+    question = h.fake.last_message(bob.id)
+    await h.restart()
+    await h.send(alice.send(group, "/cancel"))
+    await h.settle()
+    assert h.fake.message(bob.id, question.message_id).deleted
