@@ -145,7 +145,7 @@ app-busy = Zu viele Tische offen. Schließe einen und versuche es erneut.
 app-bad-request = Das hat nicht geklappt. Bitte versuche es erneut.
 app-reconnecting = Verbinde neu…
 app-your-turn = Du bist dran
-app-choose = Welche?
+app-choose = Welcher Zug?
 app-stock = Stapel
 app-discard = Ablage
 app-trump = Trumpf
@@ -164,6 +164,16 @@ app-page-role-out = raus
 app-page-table-empty = Keine Karten auf dem Tisch.
 app-page-cancel = Abbrechen
 app-page-failed = Keine Antwort. Versuch es noch einmal.
+
+## Mini App page: ein Tisch, der sich nicht mehr zeigen lässt (sein Ereignisstrom endgültig abgelehnt)
+
+app-page-ended = Dieses Spiel ist vorbei oder existiert nicht mehr.
+app-page-expired = Diese Ansicht ist abgelaufen. Öffne den Tisch erneut aus dem Chat.
+app-page-too-many = Zu viele Tische offen. Schließe einen und öffne diesen dann erneut.
+
+## Mini App page: der Platz eines Computers (sein 🤖, von Screenreadern vorgelesen)
+
+app-page-computer = Computerspieler
 
 ## Die Hand (privat)
 
@@ -265,6 +275,12 @@ help-text =
     <b>Durak</b>
     <b>So läuft es hier:</b> /newgame in einer Gruppe eröffnet ein Spiel; tippe auf „Mitspielen“, dann auf „Starten“. Deine Karten kommen in den privaten Chat mit mir. Tippe auf eine Karte, um anzugreifen oder zu schlagen, auf „Aufnehmen“, um die Karten vom Tisch aufzunehmen, auf „Fertig“, wenn du nichts mehr zuwirfst, und auf „… weiterschieben“ (wenn erlaubt), um den Angriff weiterzugeben. Karten zwischen Punkten sind gerade nicht spielbar: Tippe darauf, um zu sehen, warum. Wer am Ende noch Karten hat, ist der Durak.
     <b>Befehle:</b> /howto so wird Durak gespielt · /rules die geltenden Regeln · /hand deine Karten noch einmal · /leave aufgeben (du bist der Durak) · /cancel das Spiel beenden (Eröffner oder Admin) · /stats Bestenliste und deine Bilanz · /settings Hausregeln (Admins) · /kick einen Spieler entfernen (Admins, als Antwort) · /practice gegen den Computer spielen (in unserem privaten Chat).
+
+## /leave im privaten Chat (das eine laufende Gruppenspiel des Spielers: dort gefragt, in seiner Sprache)
+
+leave-confirm-group = { $player }, willst du das Spiel in <b>{ $chat }</b> wirklich aufgeben? Dann bist du der Durak.
+leave-no-game = Du spielst gerade in keinem Spiel mit.
+leave-in-lobby-group = Das Spiel in <b>{ $chat }</b> hat noch nicht begonnen: Um deinen Platz freizugeben, tippe dort in der Lobby auf „Aussteigen“.
 
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
 ## Eine Zeile pro Thema, zusammen ein Handybildschirm (höchstens 12 Zeilen, etwa 800 Zeichen:

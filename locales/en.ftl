@@ -165,6 +165,16 @@ app-page-table-empty = No cards on the table.
 app-page-cancel = Cancel
 app-page-failed = No answer. Try again.
 
+## Mini App page: a table that cannot be shown any more (its event stream refused for good)
+
+app-page-ended = This game is over or no longer exists.
+app-page-expired = This view has expired. Open the table again from the chat.
+app-page-too-many = Too many tables are open. Close one, then open this one again.
+
+## Mini App page: a computer's seat (its 🤖 mark, read out by screen readers)
+
+app-page-computer = computer player
+
 ## The hand (private)
 
 hand-title = Durak in <b>{ $chat }</b>
@@ -269,6 +279,12 @@ help-text =
     <b>Durak</b>
     <b>How it works here:</b> /newgame in a group opens a game; tap “Join”, then “Start”. Your cards come in your private chat with me. Tap a card to attack or to cover, “Take” to pick up the table, “Done” when you add nothing more, and “Transfer” (with transfers, Perevodnoy) to pass the attack on. Cards between dots cannot be played now: tap one to see why. Whoever still holds cards at the end is the durak.
     <b>Commands:</b> /howto how to play Durak · /rules the rules in force · /hand your cards again · /leave give up (you are the durak) · /cancel end the game (opener or admin) · /stats the leaderboard and your record · /settings house rules (admins) · /kick remove a player (admins, as a reply) · /practice play against the computer (in our private chat).
+
+## /leave in the private chat (the player's one running group game: asked there, in their language)
+
+leave-confirm-group = { $player }, do you really want to give up the game in <b>{ $chat }</b>? You will be the durak.
+leave-no-game = You are not playing in any game right now.
+leave-in-lobby-group = The game in <b>{ $chat }</b> has not started yet: to give up your seat, tap “Leave” in its lobby.
 
 ## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
 ## One line per topic, one phone screen in all (at most 12 lines, about 800 characters:

@@ -109,7 +109,9 @@ class GameMeta:
     ``warned``: the current turn's half-time warning went out. ``warnings``: the message id
     of each player's half-time warning in their private chat, deleted once the game moves
     on (kept here so that a leader after a restart deletes it too). ``questions``: the
-    /leave and /kick questions in the group not yet answered, deleted when the game ends.
+    /leave and /kick questions in the group not yet answered, deleted when the game ends;
+    ``private_questions``: each player's /leave question asked in their private chat (its
+    message id), likewise.
     ``grace_move``: the move that
     was given extra time after a restart, a change of leader or a database outage,
     ``graces`` times.
@@ -132,6 +134,7 @@ class GameMeta:
     warned: bool = False
     warnings: dict[str, int] = field(default_factory=dict)
     questions: list[int] = field(default_factory=list)
+    private_questions: dict[str, int] = field(default_factory=dict)
     grace_move: int | None = None
     graces: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -174,6 +177,8 @@ class GameMeta:
             out["warnings"] = self.warnings
         if self.questions:
             out["questions"] = self.questions
+        if self.private_questions:
+            out["private_questions"] = self.private_questions
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
             out["graces"] = self.graces  # (an older release wrote grace_move alone: one)
@@ -190,6 +195,7 @@ class GameMeta:
         log = value.get("log")
         warnings = value.get("warnings")
         questions = value.get("questions")
+        private_questions = value.get("private_questions")
         return cls(
             title=_text(value.get("title")),
             opener=_text(value.get("opener")),
@@ -214,20 +220,22 @@ class GameMeta:
             previous_durak=_text_or_none(value.get("previous_durak")),
             again_of=_int_or_none(value.get("again_of")),
             warned=value.get("warned") is True,
-            warnings={
-                str(k): v
-                for k, v in warnings.items()
-                if isinstance(v, int) and not isinstance(v, bool)
-            }
-            if isinstance(warnings, Mapping)
-            else {},
+            warnings=_message_ids(warnings),
             questions=[v for v in questions if isinstance(v, int) and not isinstance(v, bool)]
             if isinstance(questions, list)
             else [],
+            private_questions=_message_ids(private_questions),
             grace_move=_int_or_none(value.get("grace_move")),
             graces=_graces(value),
             extra={k: v for k, v in value.items() if k not in _KNOWN},
         )
+
+
+def _message_ids(value: Any) -> dict[str, int]:
+    """A stored {player id: message id} (warnings, private questions), what is valid of it."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 _DROPPED: Final = frozenset({"heard"})

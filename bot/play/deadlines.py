@@ -77,13 +77,18 @@ class Deadlines(Room):
 
     def _retire_questions(self, record: GameRecord) -> None:
         """The /leave and /kick questions a game ended without an answer to: deleted from
-        the group (they would look live under the result), within its budget, after the
+        the group (they would look live under the result) and from the private chats
+        /leave was sent in, within their budgets, after the
         messages that matter more. Forgotten here, and stored so with the next save."""
-        if not record.meta.questions or record.status == "running":
+        meta = record.meta
+        if not (meta.questions or meta.private_questions) or record.status == "running":
             return
-        for message_id in record.meta.questions:
+        for message_id in meta.questions:
             self.screens.sender.retire(record.chat_id, message_id, None)
-        record.meta.questions = []
+        for player_id, message_id in meta.private_questions.items():  # asked in private
+            self.screens.sender.retire(int(player_id), message_id, None)
+        meta.questions = []
+        meta.private_questions = {}
 
     def _retire_warnings(self, record: GameRecord) -> None:
         """Delete the half-time warnings of a turn that is over (the game moved on: a new

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot import render
 from bot.delivery import Blocked, SendError, Tap
 from bot.delivery.screens import LEFT_KEYS
-from bot.kit import Person, title
+from bot.kit import Person, seated, title
 from bot.log import Removed
 from bot.play.computers import Computers
 from bot.play.lobby import Lobbies
@@ -41,7 +41,8 @@ class Moderation(Room):
         """/leave: ask to confirm resigning (R18)."""
         kit = self.kit
         record = await self.store.peek(chat_id)
-        if record is None and await self._point_to_groups(chat_id, person, "/leave"):
+        if record is None and chat_id == person.user_id:  # the private chat, no practice game
+            await self._leave_from_private(person)
             return
         lang = record.language if record else await kit.chat_language(chat_id, person.language)
         if record is None or record.game is None:
@@ -65,6 +66,54 @@ class Moderation(Room):
             practice=record.meta.practice,
         )
         await self._ask(chat_id, record.id or 0, question, message_id)
+
+    async def _leave_from_private(self, person: Person) -> None:
+        """/leave in the private chat of someone without a practice game: their one running
+        group game's question, asked here in their own language (what only they see), with
+        the group named; seated in one lobby, its Leave button (as in the group); seated in
+        several games or lobbies, where to send it in each (a mistaken Yes would cost a
+        game); in none, a clear answer."""
+        games = await self.store.running_games_of(person)
+        lobbies = [
+            r
+            for r in self.store.live_records()
+            if r.status == "lobby" and r.chat_id != person.user_id and seated(r, person)
+        ]
+        if len(games) + len(lobbies) > 1:
+            for record in [*games, *lobbies]:
+                lang = self.kit.personal_language(person, record)
+                text = self.kit.t(lang, "use-in-group", command="/leave", chat=title(record))
+                await self.out.send(person.user_id, render.Rendered(text))
+            return
+        if not games and not lobbies:
+            lang = self.kit.tr.normalize(person.language)
+            await self._reply(person.user_id, lang, "leave-no-game", None)
+            return
+        if lobbies:  # as in the group: a lobby's seat is given up with its Leave button
+            lang = self.kit.personal_language(person, lobbies[0])
+            text = self.kit.t(lang, "leave-in-lobby-group", chat=title(lobbies[0]))
+            await self.out.send(person.user_id, render.Rendered(text))
+            return
+        record = games[0]
+        lang = self.kit.personal_language(person, record)
+        assert record.game is not None and record.id is not None
+        if person.player_id not in record.game.active_players:
+            await self._reply(person.user_id, lang, "error-player-out", None)
+            return
+        question = render.confirm_leave(
+            self.kit.tr,
+            lang,
+            game_id=record.id,
+            user_id=person.user_id,
+            name=person.name,
+            chat=title(record),
+        )
+        asked = await self.out.send(person.user_id, question)
+        async with self.store.for_chat(record.chat_id) as unit:  # deleted if the game ends
+            kept = unit.record
+            if kept is not None and kept.id == record.id and kept.status == "running":
+                kept.meta.private_questions[person.player_id] = asked
+                await self.store.save_quietly(kept)
 
     async def _point_to_groups(self, chat_id: int, person: Person, command: str) -> bool:
         """A game command sent in the private chat, which has no game of its own, by someone
@@ -235,10 +284,18 @@ class Moderation(Room):
         t = self.kit.t
         game = record.game
         assert game is not None
+        # A question about a group's game asked in the player's private chat is theirs
+        # alone: in their language (a practice game's chat is that private chat).
+        private = (
+            tapper is not None
+            and query is not None
+            and query.chat_id == tapper.user_id != record.chat_id
+        )
+        asked_in = self.kit.personal_language(tapper, record) if private and tapper else None
         if player_id not in game.active_players:  # a second tap, or out meanwhile
             lang = self.kit.personal_language(tapper, record) if tapper else record.language
             await self.out.answer(query, t(lang, "kick-already-out"))
-            await self._close_question(query, t(record.language, "kick-already-out"))
+            await self._close_question(query, t(asked_in or record.language, "kick-already-out"))
             return
         events: list[Event | Removed]
         if why == "resigned":  # /leave: the player's own choice, logged as giving up
@@ -249,12 +306,19 @@ class Moderation(Room):
         record.meta.left[player_id] = why
         if query is not None and query.message_id in record.meta.questions:
             record.meta.questions.remove(query.message_id)  # answered: it says so, and stays
+        if (
+            private
+            and query is not None
+            and record.meta.private_questions.get(player_id) == query.message_id
+        ):
+            del record.meta.private_questions[player_id]
         await self.store.commit(record, [(player_id, events)])
         await self.out.answer(query)
         await self.computers.after_move(record)
-        name = render.esc(self.kit.names(record, record.language).get(player_id, player_id))
+        lang = asked_in or record.language
+        name = render.esc(self.kit.names(record, lang).get(player_id, player_id))
         # what happened, as the result says it (the log's words are a running commentary)
-        await self._close_question(query, t(record.language, LEFT_KEYS[why], player=name))
+        await self._close_question(query, t(lang, LEFT_KEYS[why], player=name))
 
     async def _close_question(self, query: Tap | None, text: str) -> None:
         """The /kick or /leave question `query` was tapped on: answered, no more buttons.

@@ -76,10 +76,18 @@ def evening_tally(
 
 
 def confirm_leave(
-    tr: Translator, lang: str, *, game_id: int, user_id: int, name: str, practice: bool = False
+    tr: Translator,
+    lang: str,
+    *,
+    game_id: int,
+    user_id: int,
+    name: str,
+    practice: bool = False,
+    chat: str | None = None,
 ) -> Rendered:
     """/leave: Yes and No buttons that only the player who asked can press (R18). In a
-    private chat the question names the practice game (the player may have group games)."""
+    private chat the question names the practice game (the player may have group games),
+    or the group (`chat`, escaped) of the game asked about from there."""
     keyboard = Keyboard(
         [
             [
@@ -94,6 +102,8 @@ def confirm_leave(
             ]
         ]
     )
+    if chat is not None:
+        return Rendered(tr.t(lang, "leave-confirm-group", player=esc(name), chat=chat), keyboard)
     key = "leave-confirm-practice" if practice else "leave-confirm"
     return Rendered(tr.t(lang, key, player=esc(name)), keyboard)
 

@@ -175,6 +175,7 @@ class Sandbox:
         for name in self.translator.t(lang, "sandbox-default-people").split(","):
             self.add_person(name.strip(), lang)
         self.group.members[self.people[0].id] = "creator"
+        self._defaults = lang  # the language the group and the first people are made in
         self.fake.watch(lambda _message, _change: self.changed())
         self.bot: BotRunner | None = None
         self.app = web.Application(client_max_size=1 << 20)
@@ -406,9 +407,32 @@ class Sandbox:
             headers={"Cache-Control": "no-cache"},
         )
 
+    def speak(self, lang: str) -> None:
+        """The group's title and the first people's names and language become `lang`'s, as
+        long as nothing has happened yet (nobody added, nothing said): a page in German
+        starts with Anna and Ben in the Durak-Runde, speaking German to the bot."""
+        now = self._default_names(self._defaults)
+        if lang == self._defaults or [user.first_name for user in self.people] != now:
+            return
+        chats = [GROUP_ID, *(user.id for user in self.people)]
+        said = (m for chat in chats for m in self.fake.messages(chat, from_bot=None))
+        if any(m.text for m in said):  # (the people's joining is no text)
+            return
+        self._defaults = lang
+        self.group.title = self.translator.t(lang, "sandbox-group-title")
+        for user, name in zip(self.people, self._default_names(lang), strict=False):
+            user.first_name, user.language_code = name, lang
+        self.changed()
+
+    def _default_names(self, lang: str) -> list[str]:
+        names = self.translator.t(lang, "sandbox-default-people").split(",")
+        return [" ".join(name.split())[:MAX_NAME] for name in names]
+
     async def _strings(self, request: web.Request) -> web.StreamResponse:
-        """The page's texts (the `sandbox-*` messages) in the language asked for."""
+        """The page's texts (the `sandbox-*` messages) in the language asked for; while
+        nothing has happened, the group and the first people take that language."""
         lang = page_language(request, self.translator)
+        self.speak(lang)
         keys = page_keys()
         return web.json_response(
             {"lang": lang, "strings": {key: self.translator.t(lang, key) for key in keys}}

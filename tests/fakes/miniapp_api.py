@@ -4,7 +4,8 @@ It serves the page's static folder at ``/app/`` and answers the three calls of t
 (docs/miniapp-page.md) on 127.0.0.1: ``api/session`` (a token, the ``app-*`` strings of a
 language read from ``locales/``, the game; or a scripted refusal), ``api/events`` (server-sent
 events: the current state on every connection, then each state the test `push`es; `drop`
-ends every open stream, `expire` makes the tokens given so far answer 401) and ``api/move``
+ends every open stream, `expire` makes the tokens given so far answer 401,
+`events_answer` refuses every stream with a scripted status) and ``api/move``
 (recorded in `moves`, answered with `move_answer`, after `move_gate` if one is set);
 `wait_until` waits for what the browser asked. The states a test starts from are built by
 `mid_bout`, `onlooker`, `thrower` and `game_over`.
@@ -64,7 +65,15 @@ NOW = 1_764_950_000.0
 def _seat(
     pid: str, name: str, cards: int, role: str | None, to_act: bool, you: bool
 ) -> dict[str, Any]:
-    return {"id": pid, "name": name, "cards": cards, "role": role, "to_act": to_act, "you": you}
+    return {
+        "id": pid,
+        "name": name,
+        "computer": False,
+        "cards": cards,
+        "role": role,
+        "to_act": to_act,
+        "you": you,
+    }
 
 
 def _defend(attack: str, card: str) -> dict[str, Any]:
@@ -176,6 +185,9 @@ class MiniAppStandIn:
         # (status, body) for api/session; None: a token and the strings.
         self.session_answer: tuple[int, dict[str, Any]] | None = None
         self.move_answer: dict[str, Any] = {"ok": True, "text": None}
+        # (status, body) for api/events asked with a good token; None: the stream.
+        self.events_answer: tuple[int, dict[str, Any]] | None = None
+        self.events_asked = 0  # every api/events request, answered or refused
         self.sessions: list[dict[str, Any]] = []
         self.moves: list[tuple[str, dict[str, Any]]] = []  # (Authorization, body)
         # while set and not yet set free, api/move waits before it answers (a slow server)
@@ -269,10 +281,15 @@ class MiniAppStandIn:
         )
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
+        self.events_asked += 1
         if request.query.get("token") not in self._tokens:
             self.refused += 1
             await self._saw()
             return self._refusal()
+        if self.events_answer is not None:
+            status, body = self.events_answer
+            await self._saw()
+            return web.json_response(body, status=status)
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

@@ -55,7 +55,7 @@ async def test_an_expired_token_gets_a_new_session_and_the_stream_again(browser:
         server.drop()
         server.push(_newer())
         await expect(page.locator("#stock .deck-count")).to_have_text("10")
-        assert server.refused == 1
+        assert server.refused == 2  # the stream, and the page asking why it failed
         assert len(server.sessions) == 2
         assert server.connects == 2
         await page.locator('#hand .hand-card[data-card="10♠"]').click()

@@ -28,6 +28,9 @@ let offset = 0; // server clock minus ours, in seconds
 let source = null;
 let retries = 0;
 let busy = false;
+let renewed = false; // a session was made since the last state: a 401 now is for good
+// A stream refused for good: the page says why instead of trying again.
+const ENDED = { 404: "app-page-ended", 429: "app-page-too-many" };
 
 // A text of `strings` with its { $name } placeholders filled in.
 export function t(key, vars = {}) {
@@ -126,6 +129,13 @@ function seatNode(seat, withFan) {
   if (seat.role === "out") node.classList.add("out");
   const head = el("div", "seat-head");
   head.append(el("span", "name", seat.name));
+  if (seat.computer) {
+    // the lobby's mark for a computer, named for screen readers and on a long press
+    const mark = el("span", "bot", "🤖");
+    mark.title = t("app-page-computer");
+    mark.setAttribute("aria-label", mark.title);
+    head.append(mark);
+  }
   if (seat.you) head.append(el("span", "badge you", t("app-page-you")));
   node.append(head);
   if (withFan) {
@@ -218,8 +228,16 @@ function drawMe(next) {
   if (mine) mySeat.append(seatNode(mine, false));
   const legal = next.legal || [];
   const withCard = legal.some((a) => a.card);
-  hand.style.setProperty("--n", String(next.hand.length));
-  for (const card of next.hand) {
+  // 13 cards and more: two rows (the first the longer), so that each card's corner shows
+  // its rank and suit on a 360-pixel phone; fewer overlap in one row.
+  const perRow = next.hand.length >= 13 ? Math.ceil(next.hand.length / 2) : next.hand.length;
+  let row = null;
+  for (const [index, card] of next.hand.entries()) {
+    if (index % perRow === 0) {
+      row = el("div", "hand-row");
+      row.style.setProperty("--n", String(Math.min(perRow, next.hand.length - index)));
+      hand.append(row);
+    }
     const own = legal.filter((a) => a.card === card);
     const node = el("button", "hand-card");
     node.type = "button";
@@ -230,7 +248,7 @@ function drawMe(next) {
     else if (withCard) node.classList.add("dim");
     node.disabled = !own.length;
     node.addEventListener("click", () => tapCard(card, node));
-    hand.append(node);
+    row.append(node);
   }
   for (const action of legal.filter((a) => !a.card)) {
     const button = el("button", "action " + action.kind, action.label);
@@ -356,6 +374,24 @@ function fatal(message) {
   document.body.dataset.state = "refused";
 }
 
+// Why the server refused a stream (EventSource does not say): its status, asked once more
+// with fetch and dropped at once; 0 where it could not be reached.
+async function refusal(url) {
+  const abort = new AbortController();
+  try {
+    const answer = await fetch(url, { signal: abort.signal, cache: "no-store" });
+    abort.abort();
+    return answer.status;
+  } catch (error) {
+    return 0;
+  }
+}
+
+function ended(key) {
+  fatal(t(key));
+  document.body.dataset.state = "ended";
+}
+
 function later(fresh) {
   $("offline").hidden = !state;
   const delay = Math.min(10000, 500 * 2 ** retries);
@@ -372,6 +408,7 @@ async function connect(fresh) {
       return later(true);
     }
     if (!answer.ok) return fatal(answer.message);
+    renewed = true;
   }
   if (!gameRef) {
     $("notice").replaceChildren(el("p", "message", t("app-no-game")));
@@ -389,15 +426,24 @@ async function connect(fresh) {
   });
   es.addEventListener("state", (event) => {
     retries = 0;
+    renewed = false;
     $("offline").hidden = true;
     render(JSON.parse(event.data));
     document.body.dataset.version = String(state.version);
   });
-  es.addEventListener("error", () => {
+  es.addEventListener("error", async () => {
     if (source !== es) return;
+    const refused = es.readyState === EventSource.CLOSED; // answered, but not with a stream
     es.close();
     source = null;
-    // Refused before it opened (an expired token: 401): a new session first.
+    const status = refused ? await refusal(url) : 0;
+    if (ENDED[status]) return ended(ENDED[status]); // the game is gone; too many streams
+    if (status === 401 || status === 403) {
+      // an expired token gets a new session; refused with a new one, it stays refused
+      return renewed ? ended("app-page-expired") : later(true);
+    }
+    // A 503 (a standby worker) or a lost network: "Reconnecting…" and again, a new session
+    // first where it broke before it opened.
     later(!opened);
   });
 }
