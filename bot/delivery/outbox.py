@@ -145,6 +145,11 @@ class Orphans:
     count: int = 1
     until: int = 0
     chat: _Chat | None = None  # what the outbox knew of the chat then (forgotten: no sweep)
+    dead: bool = False
+    """Copies that processes before this one may have left (`may_have_landed`): how many
+    is not known (each start killed in a row may have sent one), so every id after the
+    floor that the bot does not know is looked at, not `count` of them."""
+    spare: frozenset[int] = frozenset()  # the chat's messages stored as others' (no copy)
 
 
 @dataclass(slots=True)
@@ -166,6 +171,9 @@ MAX_ORPHAN_PROBES: Final = 4
 """Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
 count per chat (a supergroup), the copies are the first unknown ids after the floor, but
 for the messages people wrote meanwhile."""
+MAX_DEAD_PROBES: Final = 8
+"""The same for copies that processes before this one left (`Orphans.dead`): a start
+killed in a row after another may have left one each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,13 +455,28 @@ class Outbox:
         else:  # (just after a start, in a chat it has not written to)
             logger.info("chat %s: a lost send with no message known before it", chat_id)
 
-    def may_have_landed(self, chat_id: int, key: Hashable, after: int) -> None:
+    def may_have_landed(
+        self, chat_id: int, key: Hashable, after: int, *, spare: Iterable[int] | None = None
+    ) -> None:
         """A send of `key`, about to be made, may have landed before already, after message
         `after` (a dead process made it and never stored its id: a game's result after the
         table): remembered as a lost send, so that a copy right after `after` is deleted once
-        the send lands (`sweep`)."""
+        the send lands (`sweep`). With `spare` (a hand in a private chat, the ids stored
+        there as other messages): each start killed in a row may have sent one, so every
+        message after `after` that this process does not know, but those, is taken for a
+        copy (`Orphans.dead`). Not one of this process's lost sends into the chat (`lost`):
+        another game's hand sent again there is looked for all the same."""
         chat = self._chat(chat_id)
-        self._lost_send(chat_id, key, Orphans(after, chat.lost, chat=chat))
+        orphans = chat.pending.get(key)
+        if orphans is not None:  # (this process lost a send of it already: one more)
+            orphans.count += 1
+            orphans.base -= 1
+        else:
+            orphans = chat.pending[key] = Orphans(after, chat.lost - 1, chat=chat)
+            if len(chat.pending) > PENDING_KEPT:
+                del chat.pending[next(iter(chat.pending))]
+        if spare is not None:
+            orphans.dead, orphans.spare = True, frozenset(spare)
 
     async def _sweep_after(
         self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
@@ -607,11 +630,11 @@ class Outbox:
         if chat.lost - orphans.base != orphans.count:
             logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
             return
-        probes = 0
+        probes, most = 0, MAX_DEAD_PROBES if orphans.dead else MAX_ORPHAN_PROBES
         for mid in range(orphans.floor + 1, orphans.until):
-            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
+            if (orphans.count <= 0 and not orphans.dead) or probes >= most:
                 break
-            if self.known(chat_id, mid):
+            if self.known(chat_id, mid) or mid in orphans.spare:
                 continue
             probes += 1
             try:

@@ -570,7 +570,9 @@ class Screens:
         looking = key not in self._floored and floor is not None
         if looking:
             assert floor is not None
-            self.out.may_have_landed(seat.user_id, hand_key(game_id, pid), after=floor)
+            self.out.may_have_landed(
+                seat.user_id, hand_key(game_id, pid), after=floor, spare=self._stored(seat.user_id)
+            )
         self._floored.add(key)
         user_id = seat.user_id
 
@@ -602,6 +604,19 @@ class Screens:
             on_done=done,
             on_failed=failed,
         )
+
+    def _stored(self, chat_id: int) -> set[int]:
+        """The ids of the messages in private chat `chat_id` that the live games have
+        stored (other games' hands, a practice game's table): no copy of a hand."""
+        found: set[int] = set()
+        for record in self.store.live_records():
+            if record.chat_id == chat_id:
+                found |= {record.table_message_id or 0, record.lobby.message_id or 0}
+            for seat in record.lobby.seats:
+                if seat.user_id == chat_id:
+                    found.add(record.hand_messages.get(seat.player_id, 0))
+        found.discard(0)
+        return found
 
     def _turn_alert(self, record: GameRecord, pid: str, deciding: bool) -> bool:
         """Whether the player's hand comes as a new, notifying message (Telegram notifies on

@@ -1,0 +1,155 @@
+"""Kills in a row while a game's first hands go out: each process sends a player's hand,
+it lands, and the process dies before it heard of it (its answer lost, or it was killed
+inside the send) and before it looked for the copy the one before it left. Every such copy
+lies after the hand's floor (`GameRecord.hand_floors`), so the start that finally sends the
+hand and lives deletes them all: each player has one hand with live buttons, the current
+one, however many starts died before it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bot import leader
+from bot.delivery import Outbox, screens
+from bot.render import Rendered
+from tests.bot.conftest import BotHarness, make_settings
+from tests.bot.test_chaosfix_hands import live_hands
+from tests.bot.test_computers import start_practice
+
+
+def killed_without_a_last_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop writes no last word of the send budgets: `BotHarness.restart` is a kill
+    (what is pending was sent already: the tests settle first)."""
+    save = leader.Term._save_budgets
+
+    async def killed_before_the_last(self: leader.Term, *, final: bool, **kw: Any) -> None:
+        if not final:
+            await save(self, final=final, **kw)
+
+    monkeypatch.setattr(leader.Term, "_save_budgets", killed_before_the_last)
+
+
+@contextlib.contextmanager
+def deaf() -> Iterator[None]:
+    """Meanwhile each hand that lands is not heard of by the bot: its id is never stored,
+    and the copies before it are not looked for, as when the process died right after the
+    send went out (killed inside it, or its answer lost and the process killed before it
+    tried again)."""
+
+    async def no_search(self: Outbox, *args: Any, **kw: Any) -> None:
+        pass
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(screens, "_set_hand", lambda record, pid, message_id: False)
+        patch.setattr(Outbox, "sweep", no_search)
+        yield
+
+
+async def kill(h: BotHarness) -> None:
+    """Killed (`killed_without_a_last_write`), and started again: the start shows every
+    game again."""
+    await h.restart()
+    await h.settle()
+
+
+@pytest.mark.parametrize("kills", [2, 3])
+async def test_hands_sent_by_starts_killed_in_a_row_leave_one_live_hand(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch, kills: int
+) -> None:
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9411, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    killed_without_a_last_write(monkeypatch)
+    with deaf():
+        await h.send(alice.send(group, "/newgame"))
+        await h.send(bob.tap(h.lobby_message(group), "Join"))
+        await h.send(alice.tap(h.lobby_message(group), "Start"))
+        for _ in range(kills - 1):  # each start sends the hands again, and dies
+            await kill(h)
+    copies = {u.id: live_hands(h, u) for u in (alice, bob)}
+    assert all(len(found) == kills for found in copies.values())
+    await kill(h)
+    for user in (alice, bob):
+        (hand,) = live_hands(h, user)
+        assert hand.message_id == h.hand_message(user).message_id
+        assert all(m.deleted for m in copies[user.id])
+        assert not h.fake.messages(user.id)[0].deleted  # (the welcome before the deal stays)
+
+
+async def test_a_practice_table_stays_while_the_hands_of_killed_starts_go(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A practice game's table lies in the private chat too, among the copies: it is the
+    game's own (its id is stored), and it stays."""
+    h = harness
+    solo = h.user(1, "Solo")
+    killed_without_a_last_write(monkeypatch)
+    with deaf():
+        await start_practice(h, solo)
+        await kill(h)
+    copies = live_hands(h, solo)
+    assert len(copies) == 2
+    await kill(h)
+    (hand,) = live_hands(h, solo)
+    assert hand.message_id == h.hand_message(solo).message_id
+    tables = [m for m in h.fake.messages(solo.id) if m.text.startswith("Durak · ")]
+    assert len(tables) == 1
+
+
+async def test_a_player_in_two_games_gets_the_copies_of_each_looked_for(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob plays in two groups: the first game's hand was sent by a start that died, the
+    second game was dealt after it, its hand's id stored. The next start looks for both
+    games' copies in Bob's chat (neither search is taken for a send that lost its answer,
+    which would stop the other): the first game's copy goes, and the second game's hand
+    stays. (No time limit: a restart changes no deadline.)"""
+    h = harness
+    h.settings = make_settings(h.db_path, turn_timeout=0)
+    await h.restart()
+    alice, bob, carol = h.user(1, "Alice"), h.user(2, "Bob"), h.user(3, "Carol")
+    club = h.fake.group(-9412, "Club", admins={alice})
+    pub = h.fake.group(-9413, "Pub", admins={carol})
+    for p in (alice, bob, carol):
+        await h.send(p.start_private())
+    killed_without_a_last_write(monkeypatch)
+    with deaf():
+        await h.send(alice.send(club, "/newgame"))
+        await h.send(bob.tap(h.lobby_message(club), "Join"))
+        await h.send(alice.tap(h.lobby_message(club), "Start"))
+    await h.send(carol.send(pub, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(pub), "Join"))
+    await h.send(carol.tap(h.lobby_message(pub), "Start"))
+    (first, second) = live_hands(h, bob)
+    await kill(h)
+    hands = live_hands(h, bob)
+    assert first.deleted
+    assert not second.deleted and len(hands) == 2
+    assert {m.message_id for m in hands} == {
+        r.hand_messages["2"] for r in h.rooms.store.live_records()
+    }
+
+
+async def test_the_search_passes_over_what_the_games_stored_there(harness: BotHarness) -> None:
+    """A start looks for the copies of a hand the processes before it sent: every message
+    of the bot's after the hand's floor that it does not know is taken for one, but those
+    that the live games stored there (`spare`: another game's hand, a practice table)."""
+    h = harness
+    alice = h.user(1, "Alice")
+    await h.send(alice.start_private())
+    (welcome,) = h.fake.messages(alice.id)
+    out = h.rooms.kit.out
+    copy = await out.send(alice.id, Rendered("a hand"))
+    other = await out.send(alice.id, Rendered("another game's hand"))
+    await h.restart()  # (this start knows neither)
+    out = h.rooms.kit.out
+    out.may_have_landed(alice.id, "hand", after=welcome.message_id, spare={other})
+    await out.send(alice.id, Rendered("a hand"), key="hand")
+    assert h.fake.message(alice.id, copy).deleted
+    assert not h.fake.message(alice.id, other).deleted
