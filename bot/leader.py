@@ -329,7 +329,11 @@ class Term:
             recent.setdefault(chat_id, []).append(0.0)
         # Each game's version as this leader holds it: the next one tells the games that
         # moved after this write (`_carry_budgets`).
-        versions = {str(r.id): r.version for r in self.rooms.store.live_records()}
+        live = self.rooms.store.live_records()
+        versions = {str(r.id): r.version for r in live}
+        # (and of every seated player's private chat: a game dealt after a restart, however
+        # long after the bot last wrote to them, has its hands' copies looked for)
+        seated = {s.user_id for r in live for s in r.lobby.seats if s.user_id is not None}
         value = orjson.dumps(
             {
                 "at": out.timing.epoch(),
@@ -338,7 +342,7 @@ class Term:
                 "games": versions,
                 # Where a copy of the next send into each private chat would lie: the next
                 # leader searches from there (`Outbox.carry_floors`).
-                "floors": out.floors(chat for chat in recent if chat > 0),
+                "floors": out.floors({chat for chat in recent if chat > 0} | seated),
             }
         ).decode()
         try:

@@ -153,3 +153,32 @@ async def test_the_search_passes_over_what_the_games_stored_there(harness: BotHa
     await out.send(alice.id, Rendered("a hand"), key="hand")
     assert h.fake.message(alice.id, copy).deleted
     assert not h.fake.message(alice.id, other).deleted
+
+
+async def test_a_game_dealt_by_a_start_that_never_wrote_to_its_players_is_searched_too(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alice and Bob started the bot and sat down in a lobby long before a restart (their
+    private chats quiet for more than Telegram's window): the start that deals knows where
+    the bot last wrote to them all the same (kept for every player seated in a lobby or
+    game, not only for the chats in Telegram's open windows), so a hand it sent and died
+    before storing is found by the next start."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9414, "Club", admins={alice})
+    for p in (alice, bob):
+        await h.send(p.start_private())
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    h.timing.advance(60)  # (every window closed)
+    await h.restart()
+    killed_without_a_last_write(monkeypatch)
+    with deaf():
+        await h.send(alice.tap(h.lobby_message(group), "Start"))
+    copies = {u.id: live_hands(h, u) for u in (alice, bob)}
+    assert all(len(found) == 1 for found in copies.values())
+    await kill(h)
+    for user in (alice, bob):
+        (hand,) = live_hands(h, user)
+        assert hand.message_id == h.hand_message(user).message_id
+        assert copies[user.id][0].deleted
