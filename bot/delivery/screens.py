@@ -274,9 +274,11 @@ class Screens:
     def _send_result(
         self, record: GameRecord, evening: Sequence[FinishedGame] = (), *, again: bool = False
     ) -> None:
-        """Post the result. `again`: a process before this one may have posted it and died
-        before storing its id; such a copy would lie right after the table message, and is
-        deleted once this post lands (`Outbox.may_have_landed`)."""
+        """Post the result. `again`: processes before this one may have posted it and died
+        before storing its id (each start killed in a row, one copy); such copies lie after
+        the latest message the bot knew in the chat when the game ended (`result_floor`; a
+        game stored without it: the table message), and are deleted once this post lands
+        (`Outbox.may_have_landed`)."""
         assert record.id is not None
         # one of the few group messages that notify
         rendered = replace(self._result(record, evening), notify=True)
@@ -287,7 +289,11 @@ class Screens:
             self.store.background.spawn(self._result_posted(game_id, delivered.message_id))
 
         key = self.sender.once(record.chat_id, rendered, on_done=posted)
-        if again and record.table_message_id is not None:
+        floor = record.meta.result_floor
+        if again and floor is not None:
+            stored = self._stored(record.chat_id) | {record.table_message_id or 0}
+            self.out.may_have_landed(record.chat_id, key, after=floor, spare=stored)
+        elif again and record.table_message_id is not None:
             self.out.may_have_landed(record.chat_id, key, after=record.table_message_id)
 
     async def _result_posted(self, game_id: int, message_id: int) -> None:
@@ -606,8 +612,9 @@ class Screens:
         )
 
     def _stored(self, chat_id: int) -> set[int]:
-        """The ids of the messages in private chat `chat_id` that the live games have
-        stored (other games' hands, a practice game's table): no copy of a hand."""
+        """The ids of the messages in chat `chat_id` that the live games have stored (other
+        games' hands, a practice game's table, a lobby opened since): no copy of a hand or
+        a result."""
         found: set[int] = set()
         for record in self.store.live_records():
             if record.chat_id == chat_id:

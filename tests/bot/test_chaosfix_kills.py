@@ -1,9 +1,10 @@
-"""Kills in a row while a game's first hands go out: each process sends a player's hand,
-it lands, and the process dies before it heard of it (its answer lost, or it was killed
-inside the send) and before it looked for the copy the one before it left. Every such copy
-lies after the hand's floor (`GameRecord.hand_floors`), so the start that finally sends the
-hand and lives deletes them all: each player has one hand with live buttons, the current
-one, however many starts died before it."""
+"""Kills in a row while a game's first hands (or its result) go out: each process sends a
+player's hand, it lands, and the process dies before it heard of it (its answer lost, or it
+was killed inside the send) and before it looked for the copy the one before it left. Every
+such copy lies after the hand's floor (`GameRecord.hand_floors`; a result's:
+`GameMeta.result_floor`), so the start that finally sends it and lives deletes them all:
+each player has one hand with live buttons, the current one, and the group one result,
+however many starts died before it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from bot.delivery import Outbox, screens
 from bot.render import Rendered
 from tests.bot.conftest import BotHarness, make_settings
 from tests.bot.test_chaosfix_hands import live_hands
+from tests.bot.test_chaosfix_result import results
 from tests.bot.test_computers import start_practice
 
 
@@ -182,3 +184,37 @@ async def test_a_game_dealt_by_a_start_that_never_wrote_to_its_players_is_search
         (hand,) = live_hands(h, user)
         assert hand.message_id == h.hand_message(user).message_id
         assert copies[user.id][0].deleted
+
+
+async def test_a_result_posted_by_starts_killed_in_a_row_is_shown_once(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game ends and its result lands, and the bot dies before it stores its id; the
+    next start posts it again, and dies the same way before it looked for the copy. The
+    start after it deletes both copies (they lie after where the bot wrote last in the
+    group when the game ended), and what people wrote meanwhile stays."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9415, "Club", admins={alice})
+    await h.open_game(group, [alice, bob])
+    killed_without_a_last_write(monkeypatch)
+
+    async def dies_first(self: screens.Screens, game_id: int, message_id: int) -> None:
+        return None
+
+    with deaf(), monkeypatch.context() as patch:
+        patch.setattr(screens.Screens, "_result_posted", dies_first)
+        await h.rooms.moderation.remove_player(chat_id=group.id, player_id="2", why="left")
+        await h.settle()
+        update = alice.send(group, "gg")
+        await h.send(update)
+        await kill(h)
+    copies = results(h, group)
+    assert len(copies) == 2
+    await kill(h)
+    (result,) = results(h, group)
+    assert "Ready for another" in result.button_texts
+    assert all(m.deleted for m in copies)
+    gg = h.fake.message(group.id, update["message"]["message_id"])
+    assert not gg.deleted and gg.text == "gg" and gg.edits == 0
+    assert (await h.table_of(group)).text.startswith("Durak · ")
