@@ -149,7 +149,7 @@ class Orphans:
     """Copies that processes before this one may have left (`may_have_landed`): how many
     is not known (each start killed in a row may have sent one), so every id after the
     floor that the bot does not know is looked at, not `count` of them."""
-    spare: frozenset[int] = frozenset()  # the chat's messages stored as others' (no copy)
+    spare: Callable[[], Iterable[int]] | None = None  # the chat's messages stored as others'
 
 
 @dataclass(slots=True)
@@ -456,16 +456,21 @@ class Outbox:
             logger.info("chat %s: a lost send with no message known before it", chat_id)
 
     def may_have_landed(
-        self, chat_id: int, key: Hashable, after: int, *, spare: Iterable[int] | None = None
+        self,
+        chat_id: int,
+        key: Hashable,
+        after: int,
+        *,
+        spare: Callable[[], Iterable[int]] | None = None,
     ) -> None:
         """A send of `key`, about to be made, may have landed before already, after message
         `after` (a dead process made it and never stored its id: a game's result after the
         table): remembered as a lost send, so that a copy right after `after` is deleted once
-        the send lands (`sweep`). With `spare` (a hand in a private chat, the ids stored
-        there as other messages): each start killed in a row may have sent one, so every
-        message after `after` that this process does not know, but those, is taken for a
-        copy (`Orphans.dead`). Not one of this process's lost sends into the chat (`lost`):
-        another game's hand sent again there is looked for all the same."""
+        the send lands (`sweep`). With `spare` (what gives the ids stored there as other
+        messages, asked when the sweep begins): each start killed in a row may have sent
+        one, so every message after `after` that this process does not know, but those, is
+        taken for a copy (`Orphans.dead`). Not one of this process's lost sends into the
+        chat (`lost`): another game's hand sent again there is looked for all the same."""
         chat = self._chat(chat_id)
         orphans = chat.pending.get(key)
         if orphans is not None:  # (this process lost a send of it already: one more)
@@ -476,7 +481,7 @@ class Outbox:
             if len(chat.pending) > PENDING_KEPT:
                 del chat.pending[next(iter(chat.pending))]
         if spare is not None:
-            orphans.dead, orphans.spare = True, frozenset(spare)
+            orphans.dead, orphans.spare = True, spare
 
     async def _sweep_after(
         self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
@@ -631,10 +636,11 @@ class Outbox:
             logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
             return
         probes, most = 0, MAX_DEAD_PROBES if orphans.dead else MAX_ORPHAN_PROBES
+        spare = frozenset(orphans.spare()) if orphans.spare is not None else frozenset()
         for mid in range(orphans.floor + 1, orphans.until):
             if (orphans.count <= 0 and not orphans.dead) or probes >= most:
                 break
-            if self.known(chat_id, mid) or mid in orphans.spare:
+            if self.known(chat_id, mid) or mid in spare:
                 continue
             probes += 1
             try:

@@ -291,8 +291,10 @@ class Screens:
         key = self.sender.once(record.chat_id, rendered, on_done=posted)
         floor = record.meta.result_floor
         if again and floor is not None:
-            stored = self._stored(record.chat_id) | {record.table_message_id or 0}
-            self.out.may_have_landed(record.chat_id, key, after=floor, spare=stored)
+            chat, table = record.chat_id, record.table_message_id or 0
+            self.out.may_have_landed(
+                chat, key, after=floor, spare=lambda: self._stored(chat) | {table}
+            )
         elif again and record.table_message_id is not None:
             self.out.may_have_landed(record.chat_id, key, after=record.table_message_id)
 
@@ -576,8 +578,9 @@ class Screens:
         looking = key not in self._floored and floor is not None
         if looking:
             assert floor is not None
+            user = seat.user_id
             self.out.may_have_landed(
-                seat.user_id, hand_key(game_id, pid), after=floor, spare=self._stored(seat.user_id)
+                user, hand_key(game_id, pid), after=floor, spare=lambda: self._stored(user)
             )
         self._floored.add(key)
         user_id = seat.user_id

@@ -151,7 +151,7 @@ async def test_the_search_passes_over_what_the_games_stored_there(harness: BotHa
     other = await out.send(alice.id, Rendered("another game's hand"))
     await h.restart()  # (this start knows neither)
     out = h.rooms.kit.out
-    out.may_have_landed(alice.id, "hand", after=welcome.message_id, spare={other})
+    out.may_have_landed(alice.id, "hand", after=welcome.message_id, spare=lambda: {other})
     await out.send(alice.id, Rendered("a hand"), key="hand")
     assert h.fake.message(alice.id, copy).deleted
     assert not h.fake.message(alice.id, other).deleted
