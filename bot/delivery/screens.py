@@ -616,8 +616,8 @@ class Screens:
 
     def _stored(self, chat_id: int) -> set[int]:
         """The ids of the messages in chat `chat_id` that the live games have stored (other
-        games' hands, a practice game's table, a lobby opened since): no copy of a hand or
-        a result."""
+        games' hands and half-time warnings, a practice game's table, a lobby opened
+        since): no copy of a hand or a result."""
         found: set[int] = set()
         for record in self.store.live_records():
             if record.chat_id == chat_id:
@@ -625,6 +625,7 @@ class Screens:
             for seat in record.lobby.seats:
                 if seat.user_id == chat_id:
                     found.add(record.hand_messages.get(seat.player_id, 0))
+                    found.add(record.meta.warnings.get(seat.player_id, 0))
         found.discard(0)
         return found
 
