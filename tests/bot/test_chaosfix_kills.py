@@ -218,3 +218,29 @@ async def test_a_result_posted_by_starts_killed_in_a_row_is_shown_once(
     gg = h.fake.message(group.id, update["message"]["message_id"])
     assert not gg.deleted and gg.text == "gg" and gg.edits == 0
     assert (await h.table_of(group)).text.startswith("Durak · ")
+
+
+async def test_a_game_dealt_before_the_bot_ever_wrote_to_a_player_is_searched_too(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's /start was never answered (Telegram failed every try), and he joined: the bot
+    has no message of its own in his chat when it deals, but it saw his /start there, and
+    his hand's copies lie after it."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9416, "Club", admins={alice})
+    await h.send(alice.start_private())
+    h.fake.fail_next("sendMessage", 502, chat_id=bob.id, times=20)
+    await h.send(bob.start_private())
+    h.fake.clear_faults()
+    assert not [m for m in h.fake.messages(bob.id) if m.from_bot]
+    killed_without_a_last_write(monkeypatch)
+    with deaf():
+        await h.send(alice.send(group, "/newgame"))
+        await h.send(bob.tap(h.lobby_message(group), "Join"))
+        await h.send(alice.tap(h.lobby_message(group), "Start"))
+    (copy,) = live_hands(h, bob)
+    await kill(h)
+    (hand,) = live_hands(h, bob)
+    assert copy.deleted
+    assert hand.message_id == h.hand_message(bob).message_id
