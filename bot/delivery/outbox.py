@@ -492,11 +492,15 @@ class Outbox:
         if orphans is None:
             return
         orphans.until = message_id
+        await self._search(chat_id, orphans, last_words)
+
+    async def _search(self, chat_id: int, orphans: Orphans, last_words: Rendered) -> bool:
+        """`sweep`, made again where one of Telegram's faults broke it off; whether it
+        looked at every id it was to look at."""
         wait = MIN_RETRY_WAIT
         for attempt in range(SWEEP_TRIES):
             try:
-                await self.sweep(chat_id, orphans, last_words)
-                return
+                return await self.sweep(chat_id, orphans, last_words)
             except TelegramError as exc:
                 if (
                     attempt + 1 == SWEEP_TRIES
@@ -506,8 +510,26 @@ class Outbox:
                     )
                 ):
                     logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
-                    return
+                    return False
             wait *= 2
+        return False
+
+    async def look_between(
+        self,
+        chat_id: int,
+        after: int,
+        until: int,
+        last_words: Rendered,
+        *,
+        spare: Callable[[], Iterable[int]] | None = None,
+    ) -> bool:
+        """Copies that processes before this one left between message `after` and message
+        `until` (a stored one this process shows: a hand whose copy the process that sent
+        it could not tell from another lost send's), found and deleted as `sweep` does,
+        but those in `spare`; whether every id between them was looked at."""
+        chat = self._chat(chat_id)
+        orphans = Orphans(after, chat.lost - 1, until=until, chat=chat, dead=True, spare=spare)
+        return await self._search(chat_id, orphans, last_words)
 
     def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
         """Message `message_id`, sent with `key` while its answer was lost, is known now
@@ -619,7 +641,7 @@ class Outbox:
 
     async def sweep(
         self, chat_id: int, orphans: Orphans, last_words: Rendered, *, budgeted: bool = False
-    ) -> None:
+    ) -> bool:
         """Find the copies lost sends left (`orphans`) and delete them: each id after the
         floor that the bot does not know is edited to `last_words` first, which only the
         bot's own messages take (someone else's "can't be edited"); an id the chat does not
@@ -628,18 +650,18 @@ class Outbox:
         `MAX_ORPHAN_PROBES`. Only where every send into the chat that lost
         its answer since is one of `orphans`: any other would be a message of the bot's
         that it could not tell from a copy. Raises what may pass (a timeout: the copies not
-        found yet stay)."""
+        found yet stay). Whether it looked at every id after the floor."""
         chat = self._chats.get(chat_id)
         if chat is None or chat is not orphans.chat:
-            return  # (forgotten meanwhile: what it knew is not known)
+            return False  # (forgotten meanwhile: what it knew is not known)
         if chat.lost - orphans.base != orphans.count:
             logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
-            return
+            return False
         probes, most = 0, MAX_DEAD_PROBES if orphans.dead else MAX_ORPHAN_PROBES
         spare = frozenset(orphans.spare()) if orphans.spare is not None else frozenset()
         for mid in range(orphans.floor + 1, orphans.until):
             if (orphans.count <= 0 and not orphans.dead) or probes >= most:
-                break
+                return False
             if self.known(chat_id, mid) or mid in spare:
                 continue
             probes += 1
@@ -660,6 +682,7 @@ class Outbox:
             metrics.DUPLICATES_DELETED.inc()
             logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
             await self.delete(chat_id, mid)
+        return True
 
     async def close_keyboard(
         self,

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import render
-from bot.delivery.outbox import Blocked
+from bot.delivery.outbox import MAX_DEAD_PROBES, Blocked
 from bot.delivery.sender import Delivered, Priority, Sender
 from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.store import GameStore
@@ -584,11 +584,17 @@ class Screens:
             )
         self._floored.add(key)
         user_id = seat.user_id
+        dealt = record.hand_floors.get(pid)  # (where the first hand message lies after)
 
         def done(delivered: Delivered, tag: tuple[Any, int]) -> None:
             self._sent_hands[key], self._shown_move[key] = tag
             if looking and not delivered.new:  # (no copy: the stored one is the hand)
                 self.out.found(user_id, delivered.message_id, hand_key(game_id, pid))
+                if dealt is not None and 0 < delivered.message_id - dealt - 1 <= MAX_DEAD_PROBES:
+                    text = render.Rendered(rendered.text)
+                    self.store.background.spawn(
+                        self._look_between(record, pid, user_id, dealt, delivered.message_id, text)
+                    )
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
                 self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))
@@ -613,6 +619,27 @@ class Screens:
             on_done=done,
             on_failed=failed,
         )
+
+    async def _look_between(
+        self,
+        record: GameRecord,
+        pid: str,
+        user_id: int,
+        dealt: int,
+        hand: int,
+        last_words: render.Rendered,
+    ) -> None:
+        """The first look at a stored hand after a start: a copy the process that sent it
+        left may lie between the deal's floor and it (its sweep stopped where another send
+        into the chat had lost its answer too): looked for, and once every id between them
+        was looked at, the hand itself is the floor from then on (no look at the next
+        start)."""
+        assert record.id is not None
+        looked = await self.out.look_between(
+            user_id, dealt, hand, last_words, spare=lambda: self._stored(user_id)
+        )
+        if looked:
+            self._store(record.chat_id, record.id, lambda r: _set_floor(r, pid, hand))
 
     def _stored(self, chat_id: int) -> set[int]:
         """The ids of the messages in chat `chat_id` that the live games have stored (other
@@ -737,6 +764,12 @@ def _set_table(record: GameRecord, message_id: int) -> bool:
 def _set_lobby(record: GameRecord, message_id: int) -> bool:
     changed = record.lobby.message_id != message_id
     record.lobby.message_id = message_id
+    return changed
+
+
+def _set_floor(record: GameRecord, pid: str, message_id: int) -> bool:
+    changed = record.hand_floors.get(pid) != message_id
+    record.hand_floors[pid] = message_id
     return changed
 
 

@@ -244,3 +244,30 @@ async def test_a_game_dealt_before_the_bot_ever_wrote_to_a_player_is_searched_to
     (hand,) = live_hands(h, bob)
     assert copy.deleted
     assert hand.message_id == h.hand_message(bob).message_id
+
+
+async def test_a_copy_left_where_other_sends_lost_their_answers_goes_at_the_next_start(
+    harness: BotHarness,
+) -> None:
+    """Bob's /start was never answered (every try timed out), and then his first hand's
+    answer was lost too though it landed: the hand sent again lands, but with two lost
+    sends in his chat the bot cannot tell the copy from the other one's, and leaves it. The
+    next start, showing his stored hand, looks between the hand's floor and that hand,
+    and deletes the copy."""
+    h = harness
+    alice, bob = h.user(1, "Alice"), h.user(2, "Bob")
+    group = h.fake.group(-9417, "Club", admins={alice})
+    await h.send(alice.start_private())
+    h.fake.timeout_next("sendMessage", chat_id=bob.id, times=20)
+    await h.send(bob.start_private())
+    h.fake.clear_faults()
+    await h.send(alice.send(group, "/newgame"))
+    await h.send(bob.tap(h.lobby_message(group), "Join"))
+    h.fake.timeout_next("sendMessage", chat_id=bob.id, applied=True)
+    await h.send(alice.tap(h.lobby_message(group), "Start"))
+    copies = live_hands(h, bob)
+    assert len(copies) == 2  # (in this process: other sends lost their answers too)
+    await kill(h)
+    (hand,) = live_hands(h, bob)
+    assert hand.message_id == h.hand_message(bob).message_id
+    assert copies[0].deleted
