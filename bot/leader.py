@@ -329,7 +329,11 @@ class Term:
             recent.setdefault(chat_id, []).append(0.0)
         # Each game's version as this leader holds it: the next one tells the games that
         # moved after this write (`_carry_budgets`).
-        versions = {str(r.id): r.version for r in self.rooms.store.live_records()}
+        live = self.rooms.store.live_records()
+        versions = {str(r.id): r.version for r in live}
+        # (and of every seated player's private chat: a game dealt after a restart, however
+        # long after the bot last wrote to them, has its hands' copies looked for)
+        seated = {s.user_id for r in live for s in r.lobby.seats if s.user_id is not None}
         value = orjson.dumps(
             {
                 "at": out.timing.epoch(),
@@ -338,7 +342,7 @@ class Term:
                 "games": versions,
                 # Where a copy of the next send into each private chat would lie: the next
                 # leader searches from there (`Outbox.carry_floors`).
-                "floors": out.floors(chat for chat in recent if chat > 0),
+                "floors": out.floors({chat for chat in recent if chat > 0} | seated),
             }
         ).decode()
         try:
@@ -356,16 +360,18 @@ class Term:
         """Count what the previous leader (or this process before a restart) sent in the
         windows that are still open, so that this one keeps within Telegram's limits
         with it. What it sent after its last write (at most `KEEP_BUDGETS_EVERY` seconds,
-        unless it handed over) is not known: a private chat it sent to in the `UNSEEN`
-        seconds before that write is reckoned full (a player who was playing: their hand
-        waits a window at most, 3 s), a group as busy as in those seconds (its table is
-        paced: its window is seldom full, and a full one would hold it back a minute). And
-        the private chat of each player of a game that moved (or began) after that write is
-        reckoned full from now: the moves edited every seated player's hand, a burst the
-        write does not show (into a chat that may have been quiet before it: a game that
-        had just started). Every chat the write shows calls in gets `UNWRITTEN` more, at
-        the write: the replies into a group a kill may have left unwritten
-        (`_write_ahead`)."""
+        unless it handed over) is not known, and is reckoned made now: the kill may have
+        come just before this start, and a burst right after the write, reckoned at the
+        write, would leave Telegram's window later than this count (a 429 a moment after a
+        restart). A private chat it sent to in the `UNSEEN` seconds before that write is
+        reckoned full (a player who was playing: their hand waits a window at most, 3 s), a
+        group as busy as in those seconds (its table is paced: its window is seldom full,
+        and a full one would hold it back a minute). And the private chat of each player of
+        a game that moved (or began) after that write is reckoned full too: the moves
+        edited every seated player's hand, a burst the write does not show (into a chat
+        that may have been quiet before it: a game that had just started). Every chat the
+        write shows calls in gets `UNWRITTEN` more: the replies into a group a kill may
+        have left unwritten (`_write_ahead`)."""
         try:
             async with self.db.transaction(readonly=True) as tx:
                 stored = await tx.state.get(key=BUDGETS_KEY)
@@ -384,17 +390,18 @@ class Term:
         since = max(0.0, out.timing.epoch() - at)
         recent: dict[int, list[float]] = {}
         limits = out.budgets.limits
+        # (The calls after the write: made now, at the latest moment the kill may have come.)
         for chat_id, ages in carried.items():
             now_ages = [age + since for age in ages]
             if not final and chat_id != 0 and any(age >= 0 for age in ages):
-                now_ages += [since] * UNWRITTEN  # the calls it may have made unwritten
+                now_ages += [0.0] * UNWRITTEN  # the calls it may have made unwritten
             busy = [age for age in ages if 0 <= age <= UNSEEN]
             if not final and busy:  # the unseen last moments
                 if chat_id > 0:  # a private chat: full
                     known = sum(1 for age in ages if age >= 0)
-                    now_ages += [since] * max(len(busy), limits.private.count - known)
+                    now_ages += [0.0] * max(len(busy), limits.private.count - known)
                 else:  # a group, or the bot's own window: as busy as before them
-                    now_ages += [since] * len(busy)
+                    now_ages += [0.0] * len(busy)
             recent[chat_id] = now_ages
         if not final and versions is not None:
             for record in await self._active():

@@ -357,6 +357,10 @@ class GameStore:
             record.status = "finished"
             record.deadline = None
             result = finished_game(record, self.kit)
+            # Where the result will land: a process that dies before it stored its id leaves
+            # a copy after it, which the next start (posting it again) looks for.
+            floor = self.kit.out.floor(record.chat_id)
+            record.meta.result_floor = floor.floor if floor is not None else None
         elif not (self.kit.in_window(record) and _only_passes(moves)):
             self.set_deadline(record)  # (a Done within a throw-in window keeps its end)
         await self.save(record, result)

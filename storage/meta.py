@@ -114,7 +114,9 @@ class GameMeta:
     message id), likewise.
     ``grace_move``: the move that
     was given extra time after a restart, a change of leader or a database outage,
-    ``graces`` times.
+    ``graces`` times. ``result_floor``: the latest message the bot knew in the game's chat
+    when the game ended, after which its result lands (a start that posts a result whose id
+    was never stored deletes the copies found after it).
     """
 
     title: str = ""
@@ -137,6 +139,7 @@ class GameMeta:
     private_questions: dict[str, int] = field(default_factory=dict)
     grace_move: int | None = None
     graces: int = 0
+    result_floor: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of a newer release, kept as they were."""
 
@@ -182,6 +185,8 @@ class GameMeta:
         if self.grace_move is not None:
             out["grace_move"] = self.grace_move
             out["graces"] = self.graces  # (an older release wrote grace_move alone: one)
+        if self.result_floor is not None:
+            out["result_floor"] = self.result_floor
         return out
 
     @classmethod
@@ -227,6 +232,7 @@ class GameMeta:
             private_questions=_message_ids(private_questions),
             grace_move=_int_or_none(value.get("grace_move")),
             graces=_graces(value),
+            result_floor=_int_or_none(value.get("result_floor")),
             extra={k: v for k, v in value.items() if k not in _KNOWN},
         )
 

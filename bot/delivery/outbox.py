@@ -145,6 +145,11 @@ class Orphans:
     count: int = 1
     until: int = 0
     chat: _Chat | None = None  # what the outbox knew of the chat then (forgotten: no sweep)
+    dead: bool = False
+    """Copies that processes before this one may have left (`may_have_landed`): how many
+    is not known (each start killed in a row may have sent one), so every id after the
+    floor that the bot does not know is looked at, not `count` of them."""
+    spare: Callable[[], Iterable[int]] | None = None  # the chat's messages stored as others'
 
 
 @dataclass(slots=True)
@@ -166,6 +171,9 @@ MAX_ORPHAN_PROBES: Final = 4
 """Message ids a sweep tries at most (each costs a call in the chat's budget): where ids
 count per chat (a supergroup), the copies are the first unknown ids after the floor, but
 for the messages people wrote meanwhile."""
+MAX_DEAD_PROBES: Final = 8
+"""The same for copies that processes before this one left (`Orphans.dead`): a start
+killed in a row after another may have left one each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,13 +455,33 @@ class Outbox:
         else:  # (just after a start, in a chat it has not written to)
             logger.info("chat %s: a lost send with no message known before it", chat_id)
 
-    def may_have_landed(self, chat_id: int, key: Hashable, after: int) -> None:
+    def may_have_landed(
+        self,
+        chat_id: int,
+        key: Hashable,
+        after: int,
+        *,
+        spare: Callable[[], Iterable[int]] | None = None,
+    ) -> None:
         """A send of `key`, about to be made, may have landed before already, after message
         `after` (a dead process made it and never stored its id: a game's result after the
         table): remembered as a lost send, so that a copy right after `after` is deleted once
-        the send lands (`sweep`)."""
+        the send lands (`sweep`). With `spare` (what gives the ids stored there as other
+        messages, asked when the sweep begins): each start killed in a row may have sent
+        one, so every message after `after` that this process does not know, but those, is
+        taken for a copy (`Orphans.dead`). Not one of this process's lost sends into the
+        chat (`lost`): another game's hand sent again there is looked for all the same."""
         chat = self._chat(chat_id)
-        self._lost_send(chat_id, key, Orphans(after, chat.lost, chat=chat))
+        orphans = chat.pending.get(key)
+        if orphans is not None:  # (this process lost a send of it already: one more)
+            orphans.count += 1
+            orphans.base -= 1
+        else:
+            orphans = chat.pending[key] = Orphans(after, chat.lost - 1, chat=chat)
+            if len(chat.pending) > PENDING_KEPT:
+                del chat.pending[next(iter(chat.pending))]
+        if spare is not None:
+            orphans.dead, orphans.spare = True, spare
 
     async def _sweep_after(
         self, chat_id: int, copy: Hashable, message_id: int, last_words: Rendered
@@ -464,11 +492,15 @@ class Outbox:
         if orphans is None:
             return
         orphans.until = message_id
+        await self._search(chat_id, orphans, last_words)
+
+    async def _search(self, chat_id: int, orphans: Orphans, last_words: Rendered) -> bool:
+        """`sweep`, made again where one of Telegram's faults broke it off; whether it
+        looked at every id it was to look at."""
         wait = MIN_RETRY_WAIT
         for attempt in range(SWEEP_TRIES):
             try:
-                await self.sweep(chat_id, orphans, last_words)
-                return
+                return await self.sweep(chat_id, orphans, last_words)
             except TelegramError as exc:
                 if (
                     attempt + 1 == SWEEP_TRIES
@@ -478,8 +510,26 @@ class Outbox:
                     )
                 ):
                     logger.info("chat %s: could not look for a copy: %s", chat_id, exc)
-                    return
+                    return False
             wait *= 2
+        return False
+
+    async def look_between(
+        self,
+        chat_id: int,
+        after: int,
+        until: int,
+        last_words: Rendered,
+        *,
+        spare: Callable[[], Iterable[int]] | None = None,
+    ) -> bool:
+        """Copies that processes before this one left between message `after` and message
+        `until` (a stored one this process shows: a hand whose copy the process that sent
+        it could not tell from another lost send's), found and deleted as `sweep` does,
+        but those in `spare`; whether every id between them was looked at."""
+        chat = self._chat(chat_id)
+        orphans = Orphans(after, chat.lost - 1, until=until, chat=chat, dead=True, spare=spare)
+        return await self._search(chat_id, orphans, last_words)
 
     def found(self, chat_id: int, message_id: int, key: Hashable) -> None:
         """Message `message_id`, sent with `key` while its answer was lost, is known now
@@ -591,7 +641,7 @@ class Outbox:
 
     async def sweep(
         self, chat_id: int, orphans: Orphans, last_words: Rendered, *, budgeted: bool = False
-    ) -> None:
+    ) -> bool:
         """Find the copies lost sends left (`orphans`) and delete them: each id after the
         floor that the bot does not know is edited to `last_words` first, which only the
         bot's own messages take (someone else's "can't be edited"); an id the chat does not
@@ -600,18 +650,19 @@ class Outbox:
         `MAX_ORPHAN_PROBES`. Only where every send into the chat that lost
         its answer since is one of `orphans`: any other would be a message of the bot's
         that it could not tell from a copy. Raises what may pass (a timeout: the copies not
-        found yet stay)."""
+        found yet stay). Whether it looked at every id after the floor."""
         chat = self._chats.get(chat_id)
         if chat is None or chat is not orphans.chat:
-            return  # (forgotten meanwhile: what it knew is not known)
+            return False  # (forgotten meanwhile: what it knew is not known)
         if chat.lost - orphans.base != orphans.count:
             logger.info("chat %s: other sends lost their answers too: no sweep", chat_id)
-            return
-        probes = 0
+            return False
+        probes, most = 0, MAX_DEAD_PROBES if orphans.dead else MAX_ORPHAN_PROBES
+        spare = frozenset(orphans.spare()) if orphans.spare is not None else frozenset()
         for mid in range(orphans.floor + 1, orphans.until):
-            if orphans.count <= 0 or probes >= MAX_ORPHAN_PROBES:
-                break
-            if self.known(chat_id, mid):
+            if (orphans.count <= 0 and not orphans.dead) or probes >= most:
+                return False
+            if self.known(chat_id, mid) or mid in spare:
                 continue
             probes += 1
             try:
@@ -631,6 +682,7 @@ class Outbox:
             metrics.DUPLICATES_DELETED.inc()
             logger.info("chat %s: message %s was a copy: deleted", chat_id, mid)
             await self.delete(chat_id, mid)
+        return True
 
     async def close_keyboard(
         self,

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from bot import render
-from bot.delivery.outbox import Blocked
+from bot.delivery.outbox import MAX_DEAD_PROBES, Blocked
 from bot.delivery.sender import Delivered, Priority, Sender
 from bot.kit import MAX_TIMEOUTS, Kit, computers
 from bot.ops import metrics
@@ -279,9 +279,11 @@ class Screens:
     def _send_result(
         self, record: GameRecord, evening: Sequence[FinishedGame] = (), *, again: bool = False
     ) -> None:
-        """Post the result. `again`: a process before this one may have posted it and died
-        before storing its id; such a copy would lie right after the table message, and is
-        deleted once this post lands (`Outbox.may_have_landed`)."""
+        """Post the result. `again`: processes before this one may have posted it and died
+        before storing its id (each start killed in a row, one copy); such copies lie after
+        the latest message the bot knew in the chat when the game ended (`result_floor`; a
+        game stored without it: the table message), and are deleted once this post lands
+        (`Outbox.may_have_landed`)."""
         assert record.id is not None
         # one of the few group messages that notify
         rendered = replace(self._result(record, evening), notify=True)
@@ -292,7 +294,13 @@ class Screens:
             self.store.background.spawn(self._result_posted(game_id, delivered.message_id))
 
         key = self.sender.once(record.chat_id, rendered, on_done=posted)
-        if again and record.table_message_id is not None:
+        floor = record.meta.result_floor
+        if again and floor is not None:
+            chat, table = record.chat_id, record.table_message_id or 0
+            self.out.may_have_landed(
+                chat, key, after=floor, spare=lambda: self._stored(chat) | {table}
+            )
+        elif again and record.table_message_id is not None:
             self.out.may_have_landed(record.chat_id, key, after=record.table_message_id)
 
     async def _result_posted(self, game_id: int, message_id: int) -> None:
@@ -575,14 +583,23 @@ class Screens:
         looking = key not in self._floored and floor is not None
         if looking:
             assert floor is not None
-            self.out.may_have_landed(seat.user_id, hand_key(game_id, pid), after=floor)
+            user = seat.user_id
+            self.out.may_have_landed(
+                user, hand_key(game_id, pid), after=floor, spare=lambda: self._stored(user)
+            )
         self._floored.add(key)
         user_id = seat.user_id
+        dealt = record.hand_floors.get(pid)  # (where the first hand message lies after)
 
         def done(delivered: Delivered, tag: tuple[Any, int]) -> None:
             self._sent_hands[key], self._shown_move[key] = tag
             if looking and not delivered.new:  # (no copy: the stored one is the hand)
                 self.out.found(user_id, delivered.message_id, hand_key(game_id, pid))
+                if dealt is not None and 0 < delivered.message_id - dealt - 1 <= MAX_DEAD_PROBES:
+                    text = render.Rendered(rendered.text)
+                    self.store.background.spawn(
+                        self._look_between(record, pid, user_id, dealt, delivered.message_id, text)
+                    )
             if delivered.new:
                 self._heard[key] = self.kit.clock()  # a new message: their phone announced it
                 self._store(chat_id, game_id, lambda r: _set_hand(r, pid, delivered.message_id))
@@ -607,6 +624,42 @@ class Screens:
             on_done=done,
             on_failed=failed,
         )
+
+    async def _look_between(
+        self,
+        record: GameRecord,
+        pid: str,
+        user_id: int,
+        dealt: int,
+        hand: int,
+        last_words: render.Rendered,
+    ) -> None:
+        """The first look at a stored hand after a start: a copy the process that sent it
+        left may lie between the deal's floor and it (its sweep stopped where another send
+        into the chat had lost its answer too): looked for, and once every id between them
+        was looked at, the hand itself is the floor from then on (no look at the next
+        start)."""
+        assert record.id is not None
+        looked = await self.out.look_between(
+            user_id, dealt, hand, last_words, spare=lambda: self._stored(user_id)
+        )
+        if looked:
+            self._store(record.chat_id, record.id, lambda r: _set_floor(r, pid, hand))
+
+    def _stored(self, chat_id: int) -> set[int]:
+        """The ids of the messages in chat `chat_id` that the live games have stored (other
+        games' hands and half-time warnings, a practice game's table, a lobby opened
+        since): no copy of a hand or a result."""
+        found: set[int] = set()
+        for record in self.store.live_records():
+            if record.chat_id == chat_id:
+                found |= {record.table_message_id or 0, record.lobby.message_id or 0}
+            for seat in record.lobby.seats:
+                if seat.user_id == chat_id:
+                    found.add(record.hand_messages.get(seat.player_id, 0))
+                    found.add(record.meta.warnings.get(seat.player_id, 0))
+        found.discard(0)
+        return found
 
     def _turn_alert(self, record: GameRecord, pid: str, deciding: bool) -> bool:
         """Whether the player's hand comes as a new, notifying message (Telegram notifies on
@@ -726,6 +779,12 @@ def _set_table(record: GameRecord, message_id: int) -> bool:
 def _set_lobby(record: GameRecord, message_id: int) -> bool:
     changed = record.lobby.message_id != message_id
     record.lobby.message_id = message_id
+    return changed
+
+
+def _set_floor(record: GameRecord, pid: str, message_id: int) -> bool:
+    changed = record.hand_floors.get(pid) != message_id
+    record.hand_floors[pid] = message_id
     return changed
 
 

@@ -440,6 +440,10 @@ def _observed(kind: str, callback: Callback) -> Callback:
             logger.info("an update arrived while this worker does not lead: left to the leader")
             handling.failed(Fenced("this worker does not lead"))
             return
+        message = update.effective_message
+        if message is not None and message.chat.type == ChatType.PRIVATE:
+            # (a message in the chat: a copy of a send from now on lies after it)
+            rooms_of(context).kit.out.seen(message.chat.id, message.message_id)
         started = time.perf_counter()
         try:
             with _ids_of(update):

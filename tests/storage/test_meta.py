@@ -142,3 +142,10 @@ def test_the_new_form_writes_only_what_differs_from_the_default() -> None:
     }
     assert GameMeta.from_json(meta.to_json()) == meta
     assert GameMeta.from_json(meta.to_json()) == meta
+
+
+def test_where_a_results_copy_would_lie_is_kept() -> None:
+    meta = GameMeta(title="Club", result_floor=41)
+    assert meta.to_json() == {"v": 2, "title": "Club", "result_floor": 41}
+    assert GameMeta.from_json(meta.to_json()) == meta
+    assert GameMeta.from_json({"v": 2, "result_floor": [41]}).result_floor is None
