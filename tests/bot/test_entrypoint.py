@@ -359,3 +359,27 @@ async def test_python_m_bot_plays_a_whole_game_through_a_crash(tmp_path: Path) -
         assert await tx.results.count(chat_id=group.id) == 1
         with pytest.raises(NotFound):
             await tx.games.active_for_chat(chat_id=group.id)
+
+
+async def test_a_stop_signal_before_the_start_ends_it_at_once_with_exit_code_0() -> None:
+    """A service manager's SIGTERM while the bot still imports and reads its settings (a
+    second or so, before the event loop takes signals): exit code 0, as a stop during the
+    start, not killed by the signal (143 in Docker; a chaos run's supervisor saw -15). The
+    signal comes from main's first step after taking signals (`token_given`)."""
+    script = (
+        "import os, signal, sys, time\n"
+        "import bot.__main__ as entry, bot.sandbox.run as sandbox\n"
+        "def term():\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(30)\n"
+        "sandbox.token_given = term\n"
+        "entry.main([entry.SANDBOX_FLAG])\n"
+        "sys.exit(5)\n"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, cwd=ROOT, stderr=asyncio.subprocess.PIPE
+    )
+    async with asyncio.timeout(20):
+        _, stderr = await process.communicate()
+    assert process.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr
