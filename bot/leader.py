@@ -56,7 +56,7 @@ from bot.telegram.inbox import InboxReader
 from bot.telegram.polling import TrackedUpdates
 from bot.telegram.request import JsonRequest
 from bot.telegram.webhook import Webhook
-from storage import Database, GameRecord, Lease, SoleLease, StorageError
+from storage import Database, GameRecord, Lease, NotFound, SoleLease, StorageError
 from storage.lease import ACQUIRE_SECONDS, FENCED_CHANNEL, INBOX_CHANNEL, RENEW_SECONDS
 
 logger = logging.getLogger(__name__)
@@ -310,6 +310,20 @@ class Term:
         except StorageError:
             return []
 
+    async def _games(self, ids: list[int]) -> list[GameRecord]:
+        """The games stored under `ids` (those there are; none if the database cannot say)."""
+        found: list[GameRecord] = []
+        if not ids:
+            return found
+        try:
+            async with self.db.transaction(readonly=True) as tx:
+                for game_id in ids:
+                    with contextlib.suppress(NotFound):
+                        found.append(await tx.games.get(game_id=game_id))
+        except StorageError:
+            return []
+        return found
+
     async def _chats_to_show(self) -> set[int]:
         """The chats a new leader shows a game in: each lobby's or table's group, and each
         seated person's private chat."""
@@ -369,7 +383,8 @@ class Term:
         and a full one would hold it back a minute). And the private chat of each player of
         a game that moved (or began) after that write is reckoned full too: the moves
         edited every seated player's hand, a burst the write does not show (into a chat
-        that may have been quiet before it: a game that had just started). Every chat the
+        that may have been quiet before it: a game that had just started), and so did a
+        game's last move (a game running at the write and not now). Every chat the
         write shows calls in gets `UNWRITTEN` more: the replies into a group a kill may
         have left unwritten (`_write_ahead`)."""
         try:
@@ -404,9 +419,11 @@ class Term:
                     now_ages += [0.0] * len(busy)
             recent[chat_id] = now_ages
         if not final and versions is not None:
-            for record in await self._active():
-                if versions.get(str(record.id)) == record.version:
-                    continue  # as it was at the write
+            active = await self._active()
+            moved = [r for r in active if versions.get(str(r.id)) != r.version]
+            live = {str(r.id) for r in active}  # (a game running at the write and not now
+            moved += await self._games([int(g) for g in versions if g not in live])  # ended)
+            for record in moved:
                 for seat in record.lobby.seats:
                     if seat.user_id is not None and not seat.is_computer:
                         recent.setdefault(seat.user_id, []).extend([0.0] * limits.private.count)
