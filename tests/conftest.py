@@ -28,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "browser: a page (Mini App, sandbox) in headless Chromium (tests/browser.py)"
     )
+    config.addinivalue_line(
+        "markers", "chaos: real bot processes through Telegram's faults and kills (tests/chaos.py)"
+    )
 
 
 _skipped_postgres: list[str] = []
