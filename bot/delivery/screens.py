@@ -649,15 +649,19 @@ class Screens:
     def _stored(self, chat_id: int) -> set[int]:
         """The ids of the messages in chat `chat_id` that the live games have stored (other
         games' hands and half-time warnings, a practice game's table, a lobby opened
-        since): no copy of a hand or a result."""
+        since, /leave and /kick questions not answered yet, asked in the group or in a
+        player's private chat): no copy of a hand or a result."""
         found: set[int] = set()
         for record in self.store.live_records():
+            meta = record.meta
             if record.chat_id == chat_id:
                 found |= {record.table_message_id or 0, record.lobby.message_id or 0}
+                found.update(meta.questions)
             for seat in record.lobby.seats:
                 if seat.user_id == chat_id:
                     found.add(record.hand_messages.get(seat.player_id, 0))
-                    found.add(record.meta.warnings.get(seat.player_id, 0))
+                    found.add(meta.warnings.get(seat.player_id, 0))
+                    found.add(meta.private_questions.get(seat.player_id, 0))
         found.discard(0)
         return found
 

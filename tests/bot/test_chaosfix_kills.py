@@ -21,6 +21,7 @@ from tests.bot.conftest import BotHarness, make_settings
 from tests.bot.test_chaosfix_hands import live_hands
 from tests.bot.test_chaosfix_result import results
 from tests.bot.test_computers import start_practice
+from tests.bot.test_turn_alerts import two_at
 
 
 def killed_without_a_last_write(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,3 +272,23 @@ async def test_a_copy_left_where_other_sends_lost_their_answers_goes_at_the_next
     (hand,) = live_hands(h, bob)
     assert hand.message_id == h.hand_message(bob).message_id
     assert copies[0].deleted
+
+
+async def test_a_leave_question_asked_in_private_is_no_copy_to_a_search_after_a_kill(
+    harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob asked in his private chat to leave; the bot is killed, and meanwhile he deleted
+    his hand: the next start sends it anew and looks for copies after the stored one. The
+    question, stored with the game, is none: it stays, and its Yes still works."""
+    h = harness
+    group, _, bob = await two_at(h, -9431)
+    await h.send(bob.send_private("/leave"))
+    question = h.fake.last_message(bob.id)
+    assert "Yes, I give up" in question.button_texts
+    killed_without_a_last_write(monkeypatch)
+    h.fake.delete_by_user(bob.id, h.hand_message(bob).message_id)
+    await kill(h)
+    assert not h.fake.message(bob.id, question.message_id).deleted
+    assert h.hand_message(bob).buttons  # his hand sent anew
+    await h.send(bob.tap(question, "Yes, I give up"))
+    assert "Game over" in h.fake.messages(group.id)[-1].text
