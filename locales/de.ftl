@@ -53,7 +53,7 @@ newgame-lobby-open = Hier wird schon ein Spiel vorbereitet: Mach oben mit.
 again-lobby-open = Unten wird schon ein neues Spiel vorbereitet: Mach dort mit.
 newgame-running = Hier läuft gerade ein Spiel. Warte, bis es vorbei ist, oder brich es mit /cancel ab.
 newgame-in-group = Durak wird in Gruppen gespielt: Füge mich einer Gruppe hinzu (Schaltfläche unten) und sende dort /newgame. Gegen den Computer spielst du gleich hier mit /practice.
-private-joined = Du hast einen Platz im Spiel in <b>{ $chat }</b>. Deine Karten erscheinen hier.
+private-joined = Du hast einen Platz im Spiel in der Gruppe <b>{ $chat }</b>. Deine Karten erscheinen hier.
 private-lobby-cancelled = Das Spiel in <b>{ $chat }</b> wurde abgebrochen, bevor es begann.
 private-lobby-expired = Das Spiel in <b>{ $chat }</b> hat nicht rechtzeitig begonnen; die Lobby ist geschlossen.
 join-not-member = Nur Mitglieder von <b>{ $chat }</b> können dort mitspielen. Tritt der Gruppe bei und tippe dann dort auf „Mitspielen“.
@@ -117,7 +117,7 @@ table-title = Durak
 table-trump = Trumpf { $card } · Stapel { $stock } · Ablage { $discard }
 table-empty = Der Tisch ist leer.
 table-waiting = Wir warten auf { $names }.
-table-window = ⏳ Die Runde ist { $time } abgewehrt, wenn niemand mehr zuwirft.
+table-window = ⏳ Die Runde gilt { $time } als abgewehrt, wenn niemand mehr zuwirft.
 table-window-take = ⏳ { $player } nimmt { $time } alles auf, wenn niemand mehr zuwirft.
 table-waiting-until = ⏳ Wir warten auf { $names }: Die Zeit läuft { $time } ab.
 table-last-beaten = Letzte Runde: { $cards } abgelegt
@@ -195,7 +195,7 @@ hand-you-may-add-take = { $player } nimmt auf. Du kannst noch eine Karte zuwerfe
 hand-you-may-add-now = Du kannst eine Karte zuwerfen, deren Wert schon auf dem Tisch liegt.
 hand-you-are-out = Du bist raus. Gut gespielt!
 hand-time-left = ⏳ Deine Zeit läuft { $time } ab.
-hand-window = Die Runde ist { $time } abgewehrt: Karte zum Zuwerfen antippen oder „Fertig“.
+hand-window = Die Runde gilt { $time } als abgewehrt: Karte zum Zuwerfen antippen oder „Fertig“.
 hand-window-take = { $player } nimmt { $time } alles auf: Karte zum Zuwerfen antippen oder „Fertig“.
 hand-timed-out = Deine Zeit ist abgelaufen, darum habe ich für dich gespielt ({ $count } von { $max } in Folge; beim { $max }. Mal bist du der Durak).
 hand-choose = Welcher Zug?
@@ -252,7 +252,7 @@ result-durak = Der Durak ist { $player }.
 result-draw = Unentschieden: Die letzten Karten haben den Tisch gleichzeitig verlassen.
 result-resigned = { $player } hat aufgegeben.
 result-timed-out = { $player } wurde wegen Untätigkeit entfernt.
-result-order = Raus, in dieser Reihenfolge:
+result-order = Ausgeschieden, in dieser Reihenfolge:
 result-bouts =
     { $count ->
         [one] { $count } Runde
@@ -278,9 +278,10 @@ help-text =
 
 ## /leave im privaten Chat (das eine laufende Gruppenspiel des Spielers: dort gefragt, in seiner Sprache)
 
-leave-confirm-group = { $player }, willst du das Spiel in <b>{ $chat }</b> wirklich aufgeben? Dann bist du der Durak.
+leave-confirm-group = { $player }, willst du das Spiel in der Gruppe <b>{ $chat }</b> wirklich aufgeben? Dann bist du der Durak.
 leave-no-game = Du spielst gerade in keinem Spiel mit.
-leave-in-lobby-group = Das Spiel in <b>{ $chat }</b> hat noch nicht begonnen: Um deinen Platz freizugeben, tippe dort in der Lobby auf „Aussteigen“.
+leave-in-lobby-group = Das Spiel in der Gruppe <b>{ $chat }</b> hat noch nicht begonnen: Um deinen Platz freizugeben, tippe dort in der Lobby auf „Aussteigen“.
+leave-done-private = Du hast aufgegeben und bist in diesem Spiel der Durak.
 
 ## So wird gespielt (/howto, die Schaltflächen „So wird gespielt“, und vor dem ersten Trainingsspiel eines Neulings)
 ## Eine Zeile pro Thema, zusammen ein Handybildschirm (höchstens 12 Zeilen, etwa 800 Zeichen:
@@ -390,7 +391,7 @@ sandbox-offline = Die Sandbox antwortet nicht.
 settings-title = Hausregeln
 settings-intro = Zum Ändern antippen: gilt ab dem nächsten Spiel und in offener Lobby.
 settings-closed = Die Hausregeln für die nächsten Spiele (/settings ändert sie):
-use-in-group = Sende { $command } in <b>{ $chat }</b>, wo dieses Spiel läuft.
+use-in-group = Sende { $command } in der Gruppe <b>{ $chat }</b>, wo dieses Spiel läuft.
 settings-saved = Gespeichert.
 settings-menu-changed = Dieses Menü hat sich geändert: Tippe deine Wahl noch einmal an.
 settings-close = Fertig

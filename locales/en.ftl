@@ -44,7 +44,7 @@ lobby-started = The game has started.
 lobby-cancelled = This lobby was cancelled.
 lobby-expired = Nobody started the game in time; the lobby has closed.
 lobby-moved = This lobby continues in the message below.
-lobby-again = You are in. The next game starts when all of you are, or a minute after the first tap with two or more players.
+lobby-again = You are in. The next game starts when all of you are in, or a minute after the first tap with two or more players.
 again-left-out = The next game in { $chat } began without you. Join the one after it with /newgame in the group.
 again-started = The next game has started already.
 again-stale = This button belongs to an older game; it opens nothing. Send /newgame for a new game.
@@ -285,6 +285,7 @@ help-text =
 leave-confirm-group = { $player }, do you really want to give up the game in <b>{ $chat }</b>? You will be the durak.
 leave-no-game = You are not playing in any game right now.
 leave-in-lobby-group = The game in <b>{ $chat }</b> has not started yet: to give up your seat, tap “Leave” in its lobby.
+leave-done-private = You gave up: you are the durak of this game.
 
 ## How to play (/howto, the “How to play” buttons, and before a newcomer's first practice game)
 ## One line per topic, one phone screen in all (at most 12 lines, about 800 characters:

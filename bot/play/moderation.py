@@ -317,8 +317,10 @@ class Moderation(Room):
         await self.computers.after_move(record)
         lang = asked_in or record.language
         name = render.esc(self.kit.names(record, lang).get(player_id, player_id))
-        # what happened, as the result says it (the log's words are a running commentary)
-        await self._close_question(query, t(lang, LEFT_KEYS[why], player=name))
+        # what happened, as the result says it (the log's words are a running commentary);
+        # in the private chat it was asked in, said to the player who gave up
+        key = "leave-done-private" if private and why == "resigned" else LEFT_KEYS[why]
+        await self._close_question(query, t(lang, key, player=name))
 
     async def _close_question(self, query: Tap | None, text: str) -> None:
         """The /kick or /leave question `query` was tapped on: answered, no more buttons.

@@ -43,7 +43,7 @@ async def test_leave_in_private_asks_there_in_the_players_language_and_yes_resig
     result = h.fake.last_message(group.id).text
     assert t("en", "result-resigned", player="Boris") in result
     closed = h.fake.message(boris.id, question.message_id)
-    assert closed.text == t("ru", "result-resigned", player="Boris") and closed.buttons == []
+    assert closed.text == t("ru", "leave-done-private") and closed.buttons == []  # to him
 
 
 async def test_no_in_private_keeps_the_player_in_the_game(harness: BotHarness) -> None:
