@@ -12,6 +12,7 @@ import httpx
 
 from bot.telegram.polling import Unconfirmed
 from tests.bot.conftest import TOKEN
+from tests.bot.test_chaosfix_polling import killed_and_answered_after
 from tests.bot.test_entrypoint import lobby_text, start_bot, stop_bot, until
 from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeTelegram
@@ -50,13 +51,7 @@ async def test_a_tap_answered_in_vain_past_its_confirmation_is_answered_after_a_
                 if c.method == "getUpdates" and int(c.params.get("offset") or 0) > tap["update_id"]
             ]
             assert confirmed  # Telegram forgot the tap: it is not sent again
-            bot.kill()
-            await bot.wait()
-            server.release(drop=True)
-            query = tap["callback_query"]["id"]
-            assert fake.answer_for(query) is None
-            bot = await start_bot(server, tmp_path)
-            await until(server, bot, lambda: fake.answer_for(query) is not None)
+            bot = await killed_and_answered_after(server, fake, bot, tap, tmp_path)
         finally:
             await stop_bot(bot, tmp_path)
 

@@ -4,7 +4,9 @@ a killed one had fetched and not handled, and answers them."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -12,6 +14,25 @@ from tests.bot.conftest import TOKEN
 from tests.bot.test_entrypoint import lobby_text, start_bot, stop_bot, until
 from tests.fakes.loopback import LoopbackBotAPI
 from tests.fakes.telegram import FakeTelegram
+
+
+async def killed_and_answered_after(
+    server: LoopbackBotAPI,
+    fake: FakeTelegram,
+    bot: asyncio.subprocess.Process,
+    tap: dict[str, Any],
+    workdir: Path,
+) -> asyncio.subprocess.Process:
+    """The bot is killed while the answer to `tap` is held on its way (and lost): no answer
+    yet; the next process answers it. That process."""
+    bot.kill()
+    await bot.wait()
+    server.release(drop=True)
+    query = tap["callback_query"]["id"]
+    assert fake.answer_for(query) is None
+    bot = await start_bot(server, workdir)
+    await until(server, bot, lambda: fake.answer_for(query) is not None)
+    return bot
 
 
 def _send_message(request: httpx.Request) -> bool:
@@ -71,12 +92,6 @@ async def test_a_tap_whose_answer_a_killed_bot_was_still_trying_again_is_answere
             tap = bob.tap(lobby, "Join")
             fake.queue(tap)
             await until(server, bot, lambda: bool(server.held))
-            bot.kill()
-            await bot.wait()
-            server.release(drop=True)
-            query = tap["callback_query"]["id"]
-            assert fake.answer_for(query) is None
-            bot = await start_bot(server, tmp_path)
-            await until(server, bot, lambda: fake.answer_for(query) is not None)
+            bot = await killed_and_answered_after(server, fake, bot, tap, tmp_path)
         finally:
             await stop_bot(bot, tmp_path)
