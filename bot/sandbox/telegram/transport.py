@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 import httpx
@@ -111,17 +111,25 @@ def _has_float(value: Any) -> bool:
     return False
 
 
+_SLOW: Final = object()
+
+
+def _read_fast(data: str | bytes) -> Any:
+    """JSON read by orjson, or `_SLOW` where the standard library must read it: what orjson
+    refuses (a lone surrogate), or what it may misread (a float: an integer beyond 64 bits
+    comes back as one)."""
+    try:
+        decoded = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _SLOW
+    return _SLOW if _has_float(decoded) else decoded
+
+
 def _read_json_text(text: str) -> Any:
     """A JSON parameter's text (a keyboard, say), read as the standard library reads it (a
     ValueError if it cannot), with orjson where that gives the same, several times faster."""
-    try:
-        decoded = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if not _has_float(decoded):
-            return decoded
-    return json.loads(text)
+    decoded = _read_fast(text)
+    return decoded if decoded is not _SLOW else json.loads(text)
 
 
 def _read_json_body(body: bytes) -> tuple[Any, bool]:
@@ -129,13 +137,9 @@ def _read_json_body(body: bytes) -> tuple[Any, bool]:
     read it. orjson is several times faster (the fake reads every call of the bot benchmark);
     what it refuses (a lone surrogate) or may misread (an integer beyond 64 bits, which it
     reads as a float) the standard library reads instead."""
-    try:
-        decoded = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if not _has_float(decoded):
-            return decoded, True
+    decoded = _read_fast(body)
+    if decoded is not _SLOW:
+        return decoded, True
     try:
         return json.loads(body, parse_constant=_no_constant), False
     except ValueError as exc:
