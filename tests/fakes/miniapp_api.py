@@ -109,7 +109,7 @@ def mid_bout(version: int = 17) -> State:
         "deadline": NOW + 25,
         "now": NOW,
         "status": "Alice defends: two cards to cover.",
-        "log": ["Last bout: 6♣ 8♦ beaten off", "Last bout: Clara took J♦ Q♠"],
+        "log": ["Last bout: 6♣ 8♦ beaten off", "Clara runs out of time"],
         "hand": ["6♥", "7♦", "10♠", "Q♥", "A♣", "9♦"],
         "legal": [
             _defend("9♠", "6♥"),

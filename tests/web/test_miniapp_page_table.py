@@ -49,7 +49,7 @@ async def test_a_seated_player_sees_the_table_and_their_hand_with_playable_cards
         await expect(page.locator("#stock .deck-count")).to_have_text("12")
         await expect(page.locator("#discard .deck-count")).to_have_text("8")
         await expect(page.locator("#log li")).to_have_text(
-            ["Last bout: 6♣ 8♦ beaten off", "Last bout: Clara took J♦ Q♠"]
+            ["Last bout: 6♣ 8♦ beaten off", "Clara runs out of time"]
         )
         # the hand: every card, the playable ones raised, the others dimmed
         assert await _cards(page, "#hand .hand-card") == ["6♥", "7♦", "10♠", "Q♥", "A♣", "9♦"]
